@@ -1,0 +1,133 @@
+// heatwave: the command line. Parses arguments (CLI11), runs a command, and
+// turns every heatwave::Error into its message and its exit code.
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "build_info.hpp"
+#include "io/config.hpp"
+#include "io/errors.hpp"
+#include "io/log.hpp"
+#include "io/metrics.hpp"
+#include "solver/problem.hpp"
+#include "solver/simulation.hpp"
+
+namespace heatwave {
+namespace {
+
+struct RunOptions {
+  std::string config_path;
+  std::string backend;
+  int threads = -1;
+  std::string metrics;
+};
+
+int command_run(const RunOptions& o) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Config config = o.config_path.empty() ? default_config() : load_config_file(o.config_path);
+  if (!o.backend.empty()) config.backend = o.backend;
+  if (o.threads >= 0) config.threads = o.threads;
+  if (!o.metrics.empty()) config.metrics_file = o.metrics;
+  if (config.threads > 0) omp_set_num_threads(config.threads);
+
+  const Problem problem = Problem::from(config);
+  spdlog::info("heatwave {} ({}) - {} {}D, {}, radius {}, config {} (hash {})", build::version, build::git_commit,
+               to_string(config.equation), config.dims, to_string(config.precision), config.radius, config.source,
+               config_hash(config));
+  spdlog::info("resolved config:\n{}", to_yaml(config));
+  const RunMetrics metrics = run_problem(problem);
+  if (rank == 0 && !config.metrics_file.empty()) {
+    write_metrics_json(config.metrics_file, config, metrics);
+    spdlog::info("metrics written to {}", config.metrics_file);
+  }
+  return 0;
+}
+
+int command_info() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return 0;
+  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(mpi_version, &len);
+  std::string mpi(mpi_version, len);
+  if (auto nl = mpi.find('\n'); nl != std::string::npos) mpi.resize(nl);
+  std::printf("heatwave %s (commit %s, %s build)\n", build::version, build::git_commit, build::build_type);
+  std::printf("features:\n");
+  std::printf("  cuda:    %s\n", build::cuda ? build::cuda_architectures : "no (built with HEATWAVE_CUDA=OFF)");
+  std::printf("  mpi:     %s\n", mpi.c_str());
+  std::printf("  openmp:  %d thread(s) by default\n", omp_get_max_threads());
+  std::printf("  hdf5:    %s\n", build::hdf5);
+  std::printf("  kokkos:  %s\n", build::kokkos);
+  std::printf("backends: host%s\n", build::cuda ? ", cuda, cuda-cluster" : "");
+  std::printf("devices:  %s\n", build::cuda ? "(see below)" : "none (no CUDA in this build)");
+  return 0;
+}
+
+// Errors every rank raises together (config, problem and decomposition checks
+// all ranks run alike; non-finite detection follows a reduction): rank 0
+// reports, all ranks exit with the code. Anything else may be one rank's
+// alone, and the job is aborted so that no rank waits forever.
+bool raised_on_every_rank(ExitCode code) {
+  const int c = static_cast<int>(code);
+  return (c >= static_cast<int>(ExitCode::file_not_found) && c <= static_cast<int>(ExitCode::non_finite)) ||
+         code == ExitCode::mpi_error;
+}
+
+}  // namespace
+}  // namespace heatwave
+
+int main(int argc, char** argv) {
+  using namespace heatwave;
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  CLI::App app{"heatwave: heat and wave equations on 2D/3D grids, on CPUs and Hopper GPUs"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+
+  RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "run a case (no file: the built-in quickstart)");
+  run_cmd->add_option("config", run.config_path, "case YAML file");
+  run_cmd->add_option("--backend", run.backend, "override the config's backend")
+      ->check(CLI::IsMember({"auto", "host", "cuda", "cuda-cluster"}));
+  run_cmd->add_option("--threads", run.threads, "host OpenMP threads (0: default)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--metrics", run.metrics, "metrics JSON path");
+  auto* info_cmd = app.add_subcommand("info", "version, build features and devices");
+
+  int code = 0;
+  bool abort_job = false;
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      code = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : static_cast<int>(ExitCode::usage));
+      if (code != 0) code = static_cast<int>(ExitCode::usage);
+      MPI_Finalize();
+      return code;
+    }
+    init_logging(rank, size, spdlog::level::from_str(log_level));
+    if (*run_cmd) code = command_run(run);
+    else if (*info_cmd) code = command_info();
+  } catch (const Error& e) {
+    abort_job = !raised_on_every_rank(e.code());
+    if (rank == 0 || abort_job) spdlog::error("{}", e.what());
+    code = static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    spdlog::error("internal error: {}", e.what());
+    code = static_cast<int>(ExitCode::internal);
+    abort_job = true;
+  }
+  spdlog::shutdown();
+  if (abort_job && size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  MPI_Finalize();
+  return code;
+}

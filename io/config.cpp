@@ -1,0 +1,509 @@
+// YAML -> Config. Every message names the file, the line, the key path and the
+// offending value; every kind of problem has its own exit code (io/errors.hpp).
+#include "io/config.hpp"
+
+#include <spdlog/fmt/fmt.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "io/errors.hpp"
+#include "quickstart_config.hpp"  // generated from configs/quickstart.yaml
+
+namespace heatwave {
+
+const char* to_string(Equation e) { return e == Equation::heat ? "heat" : "wave"; }
+const char* to_string(Precision p) { return p == Precision::float32 ? "float32" : "float64"; }
+const char* to_string(BoundaryType b) {
+  switch (b) {
+    case BoundaryType::dirichlet: return "dirichlet";
+    case BoundaryType::neumann: return "neumann";
+    case BoundaryType::periodic: return "periodic";
+  }
+  return "?";
+}
+const char* to_string(InitialType t) {
+  switch (t) {
+    case InitialType::sine: return "sine";
+    case InitialType::cosine: return "cosine";
+    case InitialType::gaussian: return "gaussian";
+    case InitialType::constant: return "constant";
+    case InitialType::random: return "random";
+  }
+  return "?";
+}
+
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1u : 0u)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string scalar_text(const YAML::Node& n) {
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a map";
+  return "nothing";
+}
+
+template <class T>
+struct TypeName;
+template <> struct TypeName<long> { static constexpr const char* value = "an integer"; };
+template <> struct TypeName<int> { static constexpr const char* value = "an integer"; };
+template <> struct TypeName<double> { static constexpr const char* value = "a number"; };
+template <> struct TypeName<std::string> { static constexpr const char* value = "a string"; };
+template <> struct TypeName<std::uint64_t> { static constexpr const char* value = "a non-negative integer"; };
+
+// A map in the YAML tree at a known key path. It knows which keys it allows,
+// so unknown keys are reported (with the nearest valid one) before anything else.
+class Section {
+ public:
+  Section(YAML::Node node, std::string path, const std::string& file, std::vector<std::string> allowed)
+      : node_(std::move(node)), path_(std::move(path)), file_(file), allowed_(std::move(allowed)) {
+    if (!node_.IsMap())
+      fail(ExitCode::wrong_type, node_, path_.empty() ? "the config" : "'" + path_ + "'",
+           "expects a map of keys, got " + scalar_text(node_));
+    for (const auto& kv : node_) {
+      const std::string key = kv.first.Scalar();
+      if (std::find(allowed_.begin(), allowed_.end(), key) != allowed_.end()) continue;
+      std::string best;
+      std::size_t best_d = 3;  // suggest only near misses
+      for (const auto& a : allowed_) {
+        auto d = edit_distance(key, a);
+        if (d < best_d) best_d = d, best = a;
+      }
+      std::string msg = "unknown key '" + qualified(key) + "'";
+      msg += best.empty() ? "; valid keys here: " + join(allowed_) : " (did you mean '" + best + "'?)";
+      fail(ExitCode::unknown_key, kv.first, "", msg);
+    }
+  }
+
+  bool has(const std::string& key) const { return static_cast<bool>(node_[key]); }
+  YAML::Node raw(const std::string& key) const { return node_[key]; }
+  std::string qualified(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  const std::string& file() const { return file_; }
+
+  Section section(const std::string& key, std::vector<std::string> allowed) const {
+    if (!has(key)) fail(ExitCode::invalid_value, node_, "'" + qualified(key) + "'", "is required");
+    return Section(node_[key], qualified(key), file_, std::move(allowed));
+  }
+
+  template <class T>
+  T get(const std::string& key, T fallback) const {
+    return has(key) ? convert<T>(node_[key], qualified(key)) : fallback;
+  }
+  template <class T>
+  T require(const std::string& key) const {
+    if (!has(key)) fail(ExitCode::invalid_value, node_, "'" + qualified(key) + "'", "is required");
+    return convert<T>(node_[key], qualified(key));
+  }
+  template <class T>
+  std::vector<T> list(const std::string& key) const {
+    YAML::Node n = node_[key];
+    if (!n.IsSequence())
+      fail(ExitCode::wrong_type, n, "'" + qualified(key) + "'", std::string("expects a list of ") +
+                                                                  TypeName<T>::value + "s, got " + scalar_text(n));
+    std::vector<T> out;
+    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(convert<T>(n[i], qualified(key) + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  // Pick one of `choices` from a string value.
+  template <class E>
+  E choice(const std::string& key, E fallback, const std::vector<std::pair<std::string, E>>& choices) const {
+    if (!has(key)) return fallback;
+    std::string v = convert<std::string>(node_[key], qualified(key));
+    for (const auto& [name, e] : choices)
+      if (name == v) return e;
+    std::vector<std::string> names;
+    for (const auto& c : choices) names.push_back(c.first);
+    fail(ExitCode::invalid_value, node_[key], "'" + qualified(key) + "'",
+         "= '" + v + "' is not one of: " + join(names));
+  }
+
+  [[noreturn]] void fail(ExitCode code, const YAML::Node& where, const std::string& what, const std::string& msg) const {
+    std::ostringstream os;
+    os << file_;
+    if (where.IsDefined() && where.Mark().line >= 0) os << ":" << where.Mark().line + 1 << ":" << where.Mark().column + 1;
+    os << ": " << (what.empty() ? "" : what + " ") << msg;
+    throw Error(code, os.str());
+  }
+  [[noreturn]] void invalid(const std::string& key, const std::string& msg, ExitCode code = ExitCode::invalid_value) const {
+    YAML::Node n = has(key) ? node_[key] : node_;
+    fail(code, n, "'" + qualified(key) + "'", (has(key) ? "= " + value_text(n) + " " : "") + msg);
+  }
+
+ private:
+  template <class T>
+  T convert(const YAML::Node& n, const std::string& key) const {
+    T v{};
+    if (!n.IsScalar() || !YAML::convert<T>::decode(n, v))
+      fail(ExitCode::wrong_type, n, "'" + key + "'",
+           std::string("expects ") + TypeName<T>::value + ", got " + scalar_text(n));
+    if constexpr (std::is_floating_point_v<T>)
+      if (!std::isfinite(v)) fail(ExitCode::invalid_value, n, "'" + key + "'", "= " + scalar_text(n) + " is not finite");
+    return v;
+  }
+  static std::string value_text(const YAML::Node& n) {
+    if (n.IsScalar()) return n.Scalar();
+    YAML::Emitter e;
+    e << YAML::Flow << n;
+    return e.c_str();
+  }
+  static std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  }
+
+  YAML::Node node_;
+  std::string path_;
+  const std::string& file_;
+  std::vector<std::string> allowed_;
+};
+
+const std::vector<std::string> initial_keys{"type", "amplitude", "modes", "center", "width", "value", "seed"};
+
+// An initial field (u0, or v0 for the wave). Gaussian centres default to the domain centre.
+InitialCondition parse_initial(const Section& s, const Config& cfg) {
+  const int dims = cfg.dims;
+  InitialCondition ic;
+  for (int a = 0; a < max_dims; ++a) ic.center[a] = 0.5 * cfg.length[a];
+  ic.type = s.choice<InitialType>("type", InitialType::sine,
+                                  {{"sine", InitialType::sine}, {"cosine", InitialType::cosine},
+                                   {"gaussian", InitialType::gaussian}, {"constant", InitialType::constant},
+                                   {"random", InitialType::random}});
+  ic.amplitude = s.get<double>("amplitude", 1.0);
+  if (s.has("modes")) {
+    auto modes = s.list<int>("modes");
+    if (static_cast<int>(modes.size()) != dims)
+      s.invalid("modes", "needs one mode number per axis (" + std::to_string(dims) + ")");
+    for (int a = 0; a < dims; ++a) {
+      if (modes[a] < 0) s.invalid("modes", "mode numbers must be >= 0");
+      ic.modes[a] = modes[a];
+    }
+  }
+  if (s.has("center")) {
+    auto c = s.list<double>("center");
+    if (static_cast<int>(c.size()) != dims) s.invalid("center", "needs one coordinate per axis (" + std::to_string(dims) + ")");
+    std::copy(c.begin(), c.end(), ic.center.begin());
+  }
+  ic.width = s.get<double>("width", ic.width);
+  if (ic.width <= 0) s.invalid("width", "must be > 0");
+  ic.value = s.get<double>("value", 0.0);
+  ic.seed = s.get<std::uint64_t>("seed", 1);
+  return ic;
+}
+
+BoundaryFace parse_face(const Section& parent, const std::string& key) {
+  YAML::Node n = parent.raw(key);
+  BoundaryFace f;
+  if (n.IsScalar()) {  // shorthand: "x_low: periodic"
+    Section wrapper(YAML::Load("{type: " + n.Scalar() + "}"), parent.qualified(key), parent.file(), {"type"});
+    f.type = wrapper.choice<BoundaryType>("type", BoundaryType::dirichlet,
+                                          {{"dirichlet", BoundaryType::dirichlet},
+                                           {"neumann", BoundaryType::neumann},
+                                           {"periodic", BoundaryType::periodic}});
+    return f;
+  }
+  Section s = parent.section(key, {"type", "value"});
+  f.type = s.choice<BoundaryType>("type", BoundaryType::dirichlet,
+                                  {{"dirichlet", BoundaryType::dirichlet},
+                                   {"neumann", BoundaryType::neumann},
+                                   {"periodic", BoundaryType::periodic}});
+  f.value = s.get<double>("value", 0.0);
+  if (f.type == BoundaryType::periodic && s.has("value")) s.invalid("value", "has no meaning on a periodic face");
+  return f;
+}
+
+Config parse(const YAML::Node& root, const std::string& file) {
+  Config cfg;
+  cfg.source = file;
+  if (!root.IsDefined() || root.IsNull()) throw Error(ExitCode::invalid_value, file + ": the config is empty");
+  Section top(root, "", file,
+              {"equation", "precision", "grid", "stencil", "alpha", "c", "time", "boundary", "initial", "velocity",
+               "backend", "threads", "parallel", "diagnostics", "progress", "metrics"});
+
+  cfg.equation = top.choice<Equation>("equation", Equation::heat, {{"heat", Equation::heat}, {"wave", Equation::wave}});
+  cfg.precision = top.choice<Precision>("precision", Precision::float64,
+                                        {{"float32", Precision::float32}, {"float64", Precision::float64}});
+
+  // Grid
+  Section grid = top.section("grid", {"points", "length"});
+  auto points = grid.list<long>("points");
+  if (points.size() != 2 && points.size() != 3) grid.invalid("points", "needs 2 or 3 entries (one per axis)");
+  cfg.dims = static_cast<int>(points.size());
+  for (int a = 0; a < cfg.dims; ++a) {
+    if (points[a] <= 0)
+      grid.invalid("points", "has " + std::to_string(points[a]) + " points on axis " + axis_names[a] + "; sizes must be > 0");
+    cfg.points[a] = points[a];
+  }
+  if (grid.has("length")) {
+    if (grid.raw("length").IsSequence()) {
+      auto len = grid.list<double>("length");
+      if (static_cast<int>(len.size()) != cfg.dims) grid.invalid("length", "needs one length per axis (" + std::to_string(cfg.dims) + ")");
+      std::copy(len.begin(), len.end(), cfg.length.begin());
+    } else {
+      cfg.length.fill(grid.get<double>("length", 1.0));
+    }
+    for (int a = 0; a < cfg.dims; ++a)
+      if (cfg.length[a] <= 0) grid.invalid("length", "must be > 0 on every axis");
+  }
+
+  if (top.has("stencil")) {
+    Section st = top.section("stencil", {"radius"});
+    cfg.radius = st.get<int>("radius", 1);
+    if (cfg.radius != 1 && cfg.radius != 2) st.invalid("radius", "must be 1 (2nd order) or 2 (4th order)");
+  }
+
+  // Physics: the coefficient of the chosen equation only.
+  if (cfg.equation == Equation::heat) {
+    if (top.has("c")) top.invalid("c", "is the wave speed; the heat equation takes 'alpha'");
+    cfg.alpha = top.get<double>("alpha", 1.0);
+    if (cfg.alpha <= 0) top.invalid("alpha", "must be > 0");
+  } else {
+    if (top.has("alpha")) top.invalid("alpha", "is the heat diffusivity; the wave equation takes 'c'");
+    cfg.c = top.get<double>("c", 1.0);
+    if (cfg.c <= 0) top.invalid("c", "must be > 0");
+  }
+
+  // Time
+  Section time = top.section("time", {"dt", "safety", "steps", "t_end"});
+  if (time.has("dt") && !(time.raw("dt").IsScalar() && time.raw("dt").Scalar() == "auto")) {
+    cfg.dt = time.get<double>("dt", 0.0);
+    if (*cfg.dt <= 0) time.invalid("dt", "must be > 0 (or 'auto')");
+  }
+  cfg.dt_safety = time.get<double>("safety", cfg.dt_safety);
+  if (cfg.dt_safety <= 0 || cfg.dt_safety > 1) time.invalid("safety", "must be in (0, 1]");
+  if (time.has("steps") == time.has("t_end"))
+    time.fail(ExitCode::invalid_value, time.raw(time.has("steps") ? "steps" : "dt"), "'time'",
+              "needs exactly one of 'steps' and 't_end'");
+  if (time.has("steps")) {
+    cfg.steps = time.get<long>("steps", 0);
+    if (*cfg.steps <= 0) time.invalid("steps", "must be > 0");
+  } else {
+    cfg.t_end = time.get<double>("t_end", 0.0);
+    if (*cfg.t_end <= 0) time.invalid("t_end", "must be > 0");
+  }
+
+  // Boundaries: a string for every face, or default + per-face entries.
+  std::array<std::array<BoundaryFace, 2>, max_dims> faces{};
+  if (top.has("boundary")) {
+    YAML::Node b = top.raw("boundary");
+    if (b.IsScalar()) {
+      Section wrapper(YAML::Load("{default: " + b.Scalar() + "}"), "boundary", file, {"default"});
+      BoundaryFace all = parse_face(wrapper, "default");
+      for (auto& axis : faces) axis = {all, all};
+    } else {
+      std::vector<std::string> keys{"default"};
+      for (int a = 0; a < cfg.dims; ++a) {
+        keys.push_back(std::string(axis_names[a]) + "_low");
+        keys.push_back(std::string(axis_names[a]) + "_high");
+      }
+      Section bs = top.section("boundary", keys);
+      BoundaryFace def = bs.has("default") ? parse_face(bs, "default") : BoundaryFace{};
+      for (int a = 0; a < cfg.dims; ++a)
+        for (int side = 0; side < 2; ++side) {
+          const std::string key = keys[1 + 2 * a + side];
+          faces[a][side] = bs.has(key) ? parse_face(bs, key) : def;
+        }
+    }
+  }
+  for (int a = 0; a < cfg.dims; ++a) {
+    bool lo = faces[a][0].type == BoundaryType::periodic, hi = faces[a][1].type == BoundaryType::periodic;
+    if (lo != hi)
+      throw Error(ExitCode::periodic_mismatch,
+                  file + ": 'boundary." + axis_names[a] + "_" + (lo ? "low" : "high") + "' is periodic but 'boundary." +
+                      axis_names[a] + "_" + (lo ? "high" : "low") + "' is " + to_string(faces[a][lo ? 1 : 0].type) +
+                      ": periodic must be set on both faces of an axis");
+  }
+  cfg.boundary = faces;
+
+  // Stencil fit: a radius-r stencil needs 2r+1 points on an axis.
+  for (int a = 0; a < cfg.dims; ++a)
+    if (cfg.points[a] < 2 * cfg.radius + 1)
+      grid.invalid("points", "has " + std::to_string(cfg.points[a]) + " points on axis " + axis_names[a] +
+                                 ", too few for stencil radius " + std::to_string(cfg.radius) + " (needs at least " +
+                                 std::to_string(2 * cfg.radius + 1) + ")",
+                   ExitCode::grid_too_small);
+
+  // Initial conditions: u0, and v0 for the wave (zero when absent).
+  if (!top.has("initial")) top.invalid("initial", "is required");
+  cfg.initial = parse_initial(top.section("initial", initial_keys), cfg);
+  if (top.has("velocity")) {
+    if (cfg.equation != Equation::wave) top.invalid("velocity", "is the initial velocity of the wave equation; heat has none");
+    cfg.velocity = parse_initial(top.section("velocity", initial_keys), cfg);
+  }
+
+  cfg.backend = top.choice<std::string>("backend", "auto",
+                                        {{"auto", "auto"}, {"host", "host"}, {"cuda", "cuda"}, {"cuda-cluster", "cuda-cluster"}});
+  cfg.threads = top.get<int>("threads", 0);
+  if (cfg.threads < 0) top.invalid("threads", "must be >= 0 (0: OpenMP's default)");
+
+  if (top.has("parallel")) {
+    Section par = top.section("parallel", {"exchange_every", "decomposition"});
+    cfg.exchange_every = par.get<int>("exchange_every", 1);
+    if (cfg.exchange_every < 1) par.invalid("exchange_every", "must be >= 1");
+    if (par.has("decomposition")) {
+      auto d = par.list<int>("decomposition");
+      if (static_cast<int>(d.size()) != cfg.dims) par.invalid("decomposition", "needs one rank count per axis (" + std::to_string(cfg.dims) + ")");
+      for (int a = 0; a < cfg.dims; ++a) {
+        if (d[a] < 0) par.invalid("decomposition", "rank counts must be >= 0 (0: let MPI choose)");
+        cfg.decomposition[a] = d[a];
+      }
+    }
+  }
+  if (top.has("diagnostics")) {
+    Section d = top.section("diagnostics", {"every"});
+    cfg.diagnostics_every = d.get<long>("every", cfg.diagnostics_every);
+    if (cfg.diagnostics_every < 0) d.invalid("every", "must be >= 0 (0: only at the end)");
+  }
+  if (top.has("progress")) {
+    Section p = top.section("progress", {"seconds"});
+    cfg.progress_seconds = p.get<double>("seconds", cfg.progress_seconds);
+    if (cfg.progress_seconds < 0) p.invalid("seconds", "must be >= 0");
+  }
+  if (top.has("metrics")) {
+    Section m = top.section("metrics", {"file"});
+    cfg.metrics_file = m.get<std::string>("file", cfg.metrics_file);
+  }
+  return cfg;
+}
+
+}  // namespace
+
+Config load_config_text(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw Error(ExitCode::yaml_syntax, source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                           std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  }
+  return parse(root, source);
+}
+
+Config load_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ExitCode::file_not_found, path + ": cannot open the config file (does it exist, is it readable?)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_config_text(ss.str(), path);
+}
+
+Config default_config() { return load_config_text(quickstart_yaml, "<built-in quickstart>"); }
+
+// Numbers in their shortest exact form (0.9, not 0.90000000000000002): the
+// resolved config re-reads to the same doubles and stays readable.
+struct Num {
+  double v;
+};
+YAML::Emitter& operator<<(YAML::Emitter& e, Num n) { return e << fmt::format("{}", n.v); }
+
+std::string to_yaml(const Config& c) {
+  auto axes = [&](const auto& arr) {
+    std::vector<std::decay_t<decltype(arr[0])>> v(arr.begin(), arr.begin() + c.dims);
+    return v;
+  };
+  auto num_axes = [&](const std::array<double, max_dims>& arr) {
+    std::vector<std::string> v;
+    for (int a = 0; a < c.dims; ++a) v.push_back(fmt::format("{}", arr[a]));
+    return v;
+  };
+  auto emit_initial = [&](YAML::Emitter& e, const InitialCondition& ic) {
+    e << YAML::BeginMap << YAML::Key << "type" << YAML::Value << to_string(ic.type);
+    switch (ic.type) {
+      case InitialType::sine:
+      case InitialType::cosine:
+        e << YAML::Key << "amplitude" << YAML::Value << Num{ic.amplitude};
+        e << YAML::Key << "modes" << YAML::Value << YAML::Flow << axes(ic.modes);
+        break;
+      case InitialType::gaussian:
+        e << YAML::Key << "amplitude" << YAML::Value << Num{ic.amplitude};
+        e << YAML::Key << "center" << YAML::Value << YAML::Flow << num_axes(ic.center);
+        e << YAML::Key << "width" << YAML::Value << Num{ic.width};
+        break;
+      case InitialType::constant: e << YAML::Key << "value" << YAML::Value << Num{ic.value}; break;
+      case InitialType::random:
+        e << YAML::Key << "amplitude" << YAML::Value << Num{ic.amplitude};
+        e << YAML::Key << "seed" << YAML::Value << ic.seed;
+        break;
+    }
+    e << YAML::EndMap;
+  };
+  YAML::Emitter e;
+    e << YAML::BeginMap;
+  e << YAML::Key << "equation" << YAML::Value << to_string(c.equation);
+  e << YAML::Key << "precision" << YAML::Value << to_string(c.precision);
+  e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "points" << YAML::Value << YAML::Flow << axes(c.points);
+  e << YAML::Key << "length" << YAML::Value << YAML::Flow << num_axes(c.length) << YAML::EndMap;
+  e << YAML::Key << "stencil" << YAML::Value << YAML::BeginMap << YAML::Key << "radius" << YAML::Value << c.radius
+    << YAML::EndMap;
+  if (c.equation == Equation::heat)
+    e << YAML::Key << "alpha" << YAML::Value << Num{c.alpha};
+  else
+    e << YAML::Key << "c" << YAML::Value << Num{c.c};
+  e << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
+  if (c.dt)
+    e << YAML::Key << "dt" << YAML::Value << Num{*c.dt};
+  else
+    e << YAML::Key << "dt" << YAML::Value << "auto" << YAML::Key << "safety" << YAML::Value << Num{c.dt_safety};
+  if (c.steps) e << YAML::Key << "steps" << YAML::Value << *c.steps;
+  if (c.t_end) e << YAML::Key << "t_end" << YAML::Value << Num{*c.t_end};
+  e << YAML::EndMap;
+  e << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
+  for (int a = 0; a < c.dims; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const auto& f = c.boundary[a][side];
+      e << YAML::Key << std::string(axis_names[a]) + (side ? "_high" : "_low") << YAML::Value << YAML::Flow
+        << YAML::BeginMap << YAML::Key << "type" << YAML::Value << to_string(f.type);
+      if (f.type != BoundaryType::periodic) e << YAML::Key << "value" << YAML::Value << Num{f.value};
+      e << YAML::EndMap;
+    }
+  e << YAML::EndMap;
+  e << YAML::Key << "initial" << YAML::Value;
+  emit_initial(e, c.initial);
+  if (c.velocity) {
+    e << YAML::Key << "velocity" << YAML::Value;
+    emit_initial(e, *c.velocity);
+  }
+  e << YAML::Key << "backend" << YAML::Value << c.backend;
+  e << YAML::Key << "threads" << YAML::Value << c.threads;
+  e << YAML::Key << "parallel" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "exchange_every" << YAML::Value << c.exchange_every;
+  e << YAML::Key << "decomposition" << YAML::Value << YAML::Flow << axes(c.decomposition) << YAML::EndMap;
+  e << YAML::Key << "diagnostics" << YAML::Value << YAML::BeginMap << YAML::Key << "every" << YAML::Value
+    << c.diagnostics_every << YAML::EndMap;
+  e << YAML::Key << "progress" << YAML::Value << YAML::BeginMap << YAML::Key << "seconds" << YAML::Value
+    << c.progress_seconds << YAML::EndMap;
+  e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap << YAML::Key << "file" << YAML::Value
+    << c.metrics_file << YAML::EndMap;
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+std::string config_hash(const Config& c) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64: stable across platforms and runs
+  for (unsigned char ch : to_yaml(c)) h = (h ^ ch) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace heatwave

@@ -1,0 +1,75 @@
+#include "io/metrics.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "build_info.hpp"
+#include "io/errors.hpp"
+
+namespace heatwave {
+
+namespace {
+nlohmann::json summary_json(const FieldSummary& s) {
+  nlohmann::json j = {{"step", s.step}, {"time", s.time}, {"min", s.min}, {"max", s.max},
+                      {"mean", s.mean}, {"l2", s.l2},     {"non_finite", s.non_finite}};
+  if (s.has_energy) j["energy"] = s.energy;
+  return j;
+}
+}  // namespace
+
+void write_metrics_json(const std::string& path, const Config& c, const RunMetrics& m) {
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+
+  nlohmann::json j;
+  j["heatwave_version"] = build::version;
+  j["git_commit"] = build::git_commit;
+  j["timestamp"] = stamp;
+  j["host"] = host;
+  j["config_source"] = c.source;
+  j["config_hash"] = config_hash(c);
+  j["config"] = to_yaml(c);
+  j["equation"] = to_string(c.equation);
+  j["precision"] = to_string(c.precision);
+  j["dims"] = c.dims;
+  j["grid"] = std::vector<long>(c.points.begin(), c.points.begin() + c.dims);
+  j["radius"] = c.radius;
+  j["backend"] = m.backend;
+  j["backend_reason"] = m.backend_reason;
+  j["ranks"] = m.ranks;
+  j["threads"] = m.threads;
+  j["decomposition"] = std::vector<int>(m.decomposition.begin(), m.decomposition.begin() + c.dims);
+  j["steps"] = m.steps;
+  j["dt"] = m.dt;
+  j["simulated_time"] = m.simulated_time;
+  j["wall_seconds"] = m.wall_seconds;
+  j["phases_seconds"] = {{"compute", m.phases.compute},
+                         {"exchange", m.phases.exchange},
+                         {"diagnostics", m.phases.diagnostics},
+                         {"io", m.phases.io}};
+  j["cell_updates"] = m.cell_updates;
+  j["cells_per_second"] = m.cells_per_second;
+  j["bytes_per_update"] = m.bytes_per_update;
+  j["effective_bandwidth_bytes_per_second"] = m.cells_per_second * m.bytes_per_update;
+  j["initial"] = summary_json(m.initial);
+  j["final"] = summary_json(m.final);
+
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << "\n";
+    if (!out) throw Error(ExitCode::io_error, path + ": cannot write the metrics file");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw Error(ExitCode::io_error, path + ": cannot move the metrics file into place");
+}
+
+}  // namespace heatwave

@@ -1,0 +1,63 @@
+#pragma once
+// The one interface every compute backend implements (host, cuda,
+// cuda-cluster). Like BabelStream's Stream: small, and the only thing the time
+// loop and the halo exchange know about where and how the fields live.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "solver/box.hpp"
+#include "solver/domain.hpp"
+#include "solver/problem.hpp"
+
+namespace heatwave {
+
+// Field levels a backend holds. Heat uses `current` only; the wave equation
+// also keeps `previous` (u^{n-1}; before the first step it holds v0).
+enum class Level : int { current = 0, previous = 1 };
+
+// Per-rank partial sums for the diagnostics; the time loop reduces them over
+// ranks. Weighted sums use the trapezoid weights of LocalDomain::weight.
+struct LocalStats {
+  double min = 0, max = 0;
+  double weight = 0;        // sum w
+  double sum = 0;           // sum w u
+  double sum_squares = 0;   // sum w u^2
+  double kinetic = 0;       // wave: sum w ((u^n - u^{n-1})/dt)^2
+  double potential = 0;     // wave: -c^2 sum w u^{n-1} lap(u^n)
+  long non_finite = 0;      // NaN/Inf count in u
+  long points = 0;
+};
+
+template <int D, class Real>
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;
+  // Fill the fields from the problem's initial conditions, where they live.
+  virtual void initialize() = 0;
+  // Advance k steps. The caller guarantees neighbour halos valid for k steps
+  // (depth >= k*radius); physical faces are the backend's own business.
+  virtual void advance(int k) = 0;
+  // Steps taken so far.
+  virtual long step() const = 0;
+
+  // Halo exchange support: copy a box of a level to or from a contiguous
+  // buffer (x fastest). Buffers come from make_exchange_buffer so that a GPU
+  // backend can hand out device or pinned host memory as MPI requires.
+  virtual void pack(Level, const Box<D>&, Real* buffer) = 0;
+  virtual void unpack(Level, const Box<D>&, const Real* buffer) = 0;
+  virtual std::shared_ptr<Real[]> make_exchange_buffer(std::size_t count) {
+    return std::shared_ptr<Real[]>(new Real[count]);
+  }
+
+  // The owned points of a level, x fastest (I/O, checkpoints, tests).
+  virtual void read(Level, Real* owned) = 0;
+  virtual void write(Level, const Real* owned) = 0;
+
+  // Diagnostics of the current state. Needs halos of depth radius valid.
+  virtual LocalStats stats() = 0;
+};
+
+}  // namespace heatwave

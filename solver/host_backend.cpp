@@ -1,0 +1,250 @@
+#include "solver/host_backend.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "io/errors.hpp"
+#include "solver/initial.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatwave {
+
+int host_threads() { return omp_get_max_threads(); }
+
+namespace {
+
+// Calls row(start) for every x-row of the box, rows spread over OpenMP threads.
+template <int D, class F>
+void parallel_rows(const Box<D>& box, F&& row) {
+  if (box.empty()) return;
+  long rows = 1;
+  for (int a = 1; a < D; ++a) rows *= box.extent(a);
+#pragma omp parallel for schedule(static)
+  for (long r = 0; r < rows; ++r) {
+    Index<D> start;
+    start[0] = box.lo[0];
+    long rest = r;
+    for (int a = 1; a < D; ++a) {
+      start[a] = box.lo[a] + rest % box.extent(a);
+      rest /= box.extent(a);
+    }
+    row(start);
+  }
+}
+
+template <int D, class Real>
+class HostBackend final : public Backend<D, Real> {
+ public:
+  HostBackend(const Problem& problem, const LocalDomain<D>& domain)
+      : problem_(problem), domain_(domain), strides_(domain.layout.strides()) {
+    const std::size_t n = domain_.layout.storage_size();
+    // Poison: a stencil that reads a point nobody wrote turns the answer to NaN.
+    current_.assign(n, std::numeric_limits<Real>::quiet_NaN());
+    second_.assign(n, std::numeric_limits<Real>::quiet_NaN());
+    const double dt = problem.dt, c = problem.config.c;
+    update_ = {static_cast<Real>(problem.config.alpha * dt), static_cast<Real>(c * c * dt * dt),
+               static_cast<Real>(0.5 * c * c * dt * dt), static_cast<Real>(dt)};
+  }
+
+  std::string name() const override { return "host"; }
+  long step() const override { return step_; }
+
+  void initialize() override {
+    const Problem& p = problem_;
+    const auto u0 = InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
+    set_owned(current_, u0);
+    fill_ghosts(current_);
+    if (wave()) {
+      if (p.config.velocity)
+        set_owned(second_, InitialSpec::make(*p.config.velocity, p.dims, p.points, p.config.length, p.spacing));
+      else
+        set_owned(second_, InitialSpec::make(InitialCondition{InitialType::constant}, p.dims, p.points, p.config.length, p.spacing));
+    } else {
+      second_ = current_;  // Dirichlet face points must hold g in both buffers
+    }
+    step_ = 0;
+  }
+
+  void advance(int k) override {
+    for (int m = 0; m < k; ++m) {
+      const Box<D> box = domain_.update_box(problem_.config.radius, k - 1 - m);
+      problem_.config.radius == 1 ? step_box<1>(box) : step_box<2>(box);
+      std::swap(current_, second_);
+      fill_ghosts(current_);
+      ++step_;
+    }
+  }
+
+  void pack(Level level, const Box<D>& box, Real* buffer) override {
+    copy_box(field(level), box, buffer, true);
+  }
+  void unpack(Level level, const Box<D>& box, const Real* buffer) override {
+    copy_box(field(level), box, const_cast<Real*>(buffer), false);
+  }
+  void read(Level level, Real* owned) override { copy_box(field(level), domain_.layout.owned_box(), owned, true); }
+  void write(Level level, const Real* owned) override {
+    copy_box(field(level), domain_.layout.owned_box(), const_cast<Real*>(owned), false);
+    if (level == Level::current) fill_ghosts(current_);
+  }
+
+  LocalStats stats() override {
+    fill_ghosts(current_);
+    return problem_.config.radius == 1 ? stats_radius<1>() : stats_radius<2>();
+  }
+
+ private:
+  bool wave() const { return problem_.config.equation == Equation::wave; }
+
+  std::vector<Real>& field(Level level) {
+    if (level == Level::previous && !wave()) throw Error(ExitCode::internal, "the heat equation has no previous level");
+    return level == Level::current ? current_ : second_;
+  }
+
+  template <int R>
+  LaplacianWeights<D, R, Real> laplacian() const {
+    return LaplacianWeights<D, R, Real>::make(problem_.spacing, strides_);
+  }
+
+  // One time step over `box`: heat writes u^{n+1} into second_; the wave
+  // overwrites u^{n-1} (or v0 on the first step) in second_ pointwise.
+  template <int R>
+  void step_box(const Box<D>& box) {
+    const auto lap = laplacian<R>();
+    const auto up = update_;
+    const Real* u = current_.data();
+    Real* out = second_.data();
+    const long n = box.extent(0);
+    const bool heat = !wave(), start = wave() && step_ == 0;
+    parallel_rows(box, [&](const Index<D>& i) {
+      const long p0 = domain_.layout.offset(i);
+      if (heat) {
+#pragma omp simd
+        for (long x = 0; x < n; ++x) out[p0 + x] = up.heat(u[p0 + x], lap(u, p0 + x));
+      } else if (start) {
+#pragma omp simd
+        for (long x = 0; x < n; ++x) out[p0 + x] = up.wave_start(u[p0 + x], out[p0 + x], lap(u, p0 + x));
+      } else {
+#pragma omp simd
+        for (long x = 0; x < n; ++x) out[p0 + x] = up.wave(u[p0 + x], out[p0 + x], lap(u, p0 + x));
+      }
+    });
+  }
+
+  // Ghost layers (and Dirichlet face points) of every physical face.
+  void fill_ghosts(std::vector<Real>& u) {
+    const int r = problem_.config.radius;
+    Real* data = u.data();
+    for (int a = 0; a < D; ++a)
+      for (int side = 0; side < 2; ++side) {
+        if (domain_.exchanged[a][side]) continue;
+        const FaceRule rule = domain_.face[a][side];
+        const Box<D> box = domain_.ghost_box(a, side, r);
+        parallel_rows(box, [&](const Index<D>& start) {
+          Index<D> i = start, src = start;
+          for (long x = box.lo[0]; x < box.hi[0]; ++x) {
+            i[0] = x;
+            src = i;
+            src[a] = rule.source(i[a]);
+            data[domain_.layout.offset(i)] = rule.ghost(i[a], data[domain_.layout.offset(src)]);
+          }
+        });
+      }
+  }
+
+  void set_owned(std::vector<Real>& u, const InitialSpec& spec) {
+    const Box<D> box = domain_.layout.owned_box();
+    parallel_rows(box, [&](const Index<D>& start) {
+      long g[max_dims] = {0, 0, 0};
+      for (int a = 0; a < D; ++a) g[a] = start[a] + domain_.offset[a];
+      const long p0 = domain_.layout.offset(start);
+      for (long x = 0; x < box.extent(0); ++x, ++g[0]) u[p0 + x] = static_cast<Real>(initial_value(spec, g));
+    });
+  }
+
+  // Box <-> contiguous buffer, x fastest.
+  void copy_box(std::vector<Real>& u, const Box<D>& box, Real* buffer, bool to_buffer) {
+    const long n = box.extent(0);
+    parallel_rows(box, [&](const Index<D>& start) {
+      long row = 0, scale = 1;
+      for (int a = 1; a < D; ++a) row += (start[a] - box.lo[a]) * scale, scale *= box.extent(a);
+      Real* b = buffer + row * n;
+      Real* f = u.data() + domain_.layout.offset(start);
+      if (to_buffer) std::copy(f, f + n, b);
+      else std::copy(b, b + n, f);
+    });
+  }
+
+  template <int R>
+  LocalStats stats_radius() {
+    const auto lap = laplacian<R>();
+    const Box<D> owned = domain_.layout.owned_box();
+    const Box<D> updated = domain_.update_box(R, 0);
+    const Real* u = current_.data();
+    const Real* prev = second_.data();
+    const double dt = problem_.dt, c2 = problem_.config.c * problem_.config.c;
+    const bool energy = wave() && step_ > 0;
+    double mn = std::numeric_limits<double>::infinity(), mx = -mn, w_sum = 0, sum = 0, sq = 0, kin = 0, pot = 0;
+    long bad = 0;
+    long rows = 1;
+    for (int a = 1; a < D; ++a) rows *= owned.extent(a);
+#pragma omp parallel for schedule(static) reduction(min : mn) reduction(max : mx) \
+    reduction(+ : w_sum, sum, sq, kin, pot, bad)
+    for (long r = 0; r < rows; ++r) {
+      Index<D> i;
+      long rest = r;
+      double w_row = 1;
+      bool row_updated = true;
+      for (int a = 1; a < D; ++a) {
+        i[a] = rest % owned.extent(a);
+        rest /= owned.extent(a);
+        w_row *= domain_.weight(a, i[a]);
+        row_updated = row_updated && i[a] >= updated.lo[a] && i[a] < updated.hi[a];
+      }
+      for (long x = 0; x < owned.extent(0); ++x) {
+        i[0] = x;
+        const long p = domain_.layout.offset(i);
+        const double v = u[p], w = w_row * domain_.weight(0, x);
+        if (!std::isfinite(v)) {
+          ++bad;
+          continue;
+        }
+        mn = std::min(mn, v), mx = std::max(mx, v);
+        w_sum += w, sum += w * v, sq += w * v * v;
+        if (energy && row_updated && x >= updated.lo[0] && x < updated.hi[0]) {
+          const double du = (v - prev[p]) / dt;
+          kin += w * du * du;
+          pot -= w * c2 * prev[p] * static_cast<double>(lap(u, p));
+        }
+      }
+    }
+    LocalStats s;
+    s.min = mn, s.max = mx, s.weight = w_sum, s.sum = sum, s.sum_squares = sq, s.kinetic = kin, s.potential = pot;
+    s.non_finite = bad;
+    s.points = owned.size();
+    return s;
+  }
+
+  Problem problem_;
+  LocalDomain<D> domain_;
+  Index<D> strides_;
+  TimeUpdate<Real> update_;
+  std::vector<Real> current_, second_;
+  long step_ = 0;
+};
+
+}  // namespace
+
+template <int D, class Real>
+std::unique_ptr<Backend<D, Real>> make_host_backend(const Problem& problem, const LocalDomain<D>& domain) {
+  return std::make_unique<HostBackend<D, Real>>(problem, domain);
+}
+
+template std::unique_ptr<Backend<2, float>> make_host_backend(const Problem&, const LocalDomain<2>&);
+template std::unique_ptr<Backend<2, double>> make_host_backend(const Problem&, const LocalDomain<2>&);
+template std::unique_ptr<Backend<3, float>> make_host_backend(const Problem&, const LocalDomain<3>&);
+template std::unique_ptr<Backend<3, double>> make_host_backend(const Problem&, const LocalDomain<3>&);
+
+}  // namespace heatwave

@@ -1,0 +1,87 @@
+#include "solver/problem.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "io/errors.hpp"
+
+namespace heatwave {
+
+long Problem::global_points() const {
+  long n = 1;
+  for (int a = 0; a < dims; ++a) n *= points[a];
+  return n;
+}
+
+double Problem::stability_number_for(double step) const {
+  double sum = 0;
+  for (int a = 0; a < dims; ++a) sum += 1.0 / (spacing[a] * spacing[a]);
+  return config.equation == Equation::heat ? config.alpha * step * sum : config.c * step * std::sqrt(sum);
+}
+
+// Von Neumann limits of the highest grid mode (DESIGN.md, Numerics).
+double Problem::stability_limit() const {
+  const bool r1 = config.radius == 1;
+  return config.equation == Equation::heat ? (r1 ? 0.5 : 0.375) : (r1 ? 1.0 : std::sqrt(3.0) / 2.0);
+}
+
+std::string Problem::stability_rule() const {
+  const bool r1 = config.radius == 1;
+  if (config.equation == Equation::heat)
+    return std::string("alpha*dt*sum(1/h^2) <= ") + (r1 ? "1/2" : "3/8");
+  return std::string("c*dt*sqrt(sum(1/h^2)) <= ") + (r1 ? "1" : "sqrt(3)/2");
+}
+
+Problem Problem::from(const Config& config) {
+  Problem p;
+  p.config = config;
+  p.dims = config.dims;
+  for (int a = 0; a < p.dims; ++a) {
+    p.points[a] = config.points[a];
+    p.periodic[a] = config.boundary[a][0].type == BoundaryType::periodic;
+    p.spacing[a] = config.length[a] / static_cast<double>(p.periodic[a] ? p.points[a] : p.points[a] - 1);
+  }
+
+  const double dt_max = p.stability_limit() / p.stability_number_for(1.0);
+  std::ostringstream msg;
+  msg.precision(6);
+  if (config.dt) {
+    const double number = p.stability_number_for(*config.dt);
+    if (number > p.stability_limit() * (1 + 1e-12)) {
+      msg << config.source << ": 'time.dt' = " << *config.dt << " is past the stability limit of the "
+          << to_string(config.equation) << " equation with stencil radius " << config.radius << ": "
+          << p.stability_rule() << " requires dt <= " << dt_max << " (here the number is " << number << ")";
+      throw Error(ExitCode::unstable, msg.str());
+    }
+    p.dt = *config.dt;
+  } else {
+    p.dt = config.dt_safety * dt_max;
+  }
+
+  if (config.steps) {
+    p.steps = *config.steps;
+    p.t_end = p.steps * p.dt;
+  } else {
+    const double t_end = *config.t_end;
+    if (config.dt) {
+      // An explicit dt is the user's choice: we do not change it behind their back.
+      const double n = std::round(t_end / p.dt);
+      if (n < 1 || std::abs(n * p.dt - t_end) > 1e-9 * t_end) {
+        const long up = static_cast<long>(std::ceil(t_end / p.dt));
+        msg << config.source << ": 'time.t_end' = " << t_end << " is not a whole number of steps of 'time.dt' = "
+            << p.dt << " (" << t_end / p.dt << " steps); use dt: auto, or dt = t_end/" << up << " = " << t_end / up
+            << ", or steps: " << up;
+        throw Error(ExitCode::t_end_mismatch, msg.str());
+      }
+      p.steps = static_cast<long>(n);
+    } else {
+      // dt: auto shrinks the step just enough that whole steps land on t_end.
+      p.steps = static_cast<long>(std::ceil(t_end / p.dt));
+      p.dt = t_end / static_cast<double>(p.steps);
+    }
+    p.t_end = t_end;
+  }
+  return p;
+}
+
+}  // namespace heatwave

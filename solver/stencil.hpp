@@ -1,0 +1,69 @@
+#pragma once
+// The discrete Laplacian: central differences of radius R (order 2R) along each
+// axis. This is the one stencil definition the host and CUDA backends use; the
+// Kokkos reference in validation/ deliberately has its own.
+#include <array>
+
+#include "solver/hd.hpp"
+
+namespace heatwave {
+
+// Second-derivative weights c_0 (centre) .. c_R (offset +-j), for unit spacing.
+template <int R>
+struct CentralDifference;
+template <>
+struct CentralDifference<1> {
+  static constexpr double weight[2] = {-2.0, 1.0};
+};
+template <>
+struct CentralDifference<2> {
+  static constexpr double weight[3] = {-30.0 / 12.0, 16.0 / 12.0, -1.0 / 12.0};
+};
+
+// The weights divided by h_a^2, per axis, in the working precision.
+template <int D, int R, class Real>
+struct LaplacianWeights {
+  Real w[D][R + 1];
+  long stride[D];
+
+  static LaplacianWeights make(const std::array<double, 3>& spacing, const std::array<long, D>& strides) {
+    LaplacianWeights L{};
+    for (int a = 0; a < D; ++a) {
+      for (int j = 0; j <= R; ++j)
+        L.w[a][j] = static_cast<Real>(CentralDifference<R>::weight[j] / (spacing[a] * spacing[a]));
+      L.stride[a] = strides[a];
+    }
+    return L;
+  }
+
+  // lap(u) at linear index p: sum over axes of w_0 u_p + sum_j w_j (u_{p-j} + u_{p+j}).
+  HW_HD Real operator()(const Real* u, long p) const {
+    Real lap = 0;
+HW_UNROLL
+    for (int a = 0; a < D; ++a) {
+      Real axis = w[a][0] * u[p];
+HW_UNROLL
+      for (int j = 1; j <= R; ++j) axis += w[a][j] * (u[p - j * stride[a]] + u[p + j * stride[a]]);
+      lap += axis;
+    }
+    return lap;
+  }
+};
+
+// The time updates, written as the math reads.
+//   heat (FTCS):     u' = u + alpha*dt * lap(u)
+//   wave (leapfrog): u' = 2u - u_prev + (c*dt)^2 * lap(u)
+//   wave start:      u' = u + dt*v0 + (c*dt)^2/2 * lap(u)   (Taylor; v0 sits where u_prev will)
+template <class Real>
+struct TimeUpdate {
+  Real alpha_dt;      // heat: alpha*dt
+  Real c2dt2;         // wave: (c*dt)^2
+  Real half_c2dt2;    // wave start: (c*dt)^2 / 2
+  Real dt;            // wave start
+
+  HW_HD Real heat(Real u, Real lap) const { return u + alpha_dt * lap; }
+  HW_HD Real wave(Real u, Real u_prev, Real lap) const { return Real(2) * u - u_prev + c2dt2 * lap; }
+  HW_HD Real wave_start(Real u, Real v0, Real lap) const { return u + dt * v0 + half_c2dt2 * lap; }
+};
+
+}  // namespace heatwave
