@@ -499,8 +499,16 @@ std::string to_yaml(const Config& c) {
 }
 
 std::string config_hash(const Config& c) {
+  // The hash names the case (physics and numerics), not how or where it ran:
+  // run settings go back to their defaults first, so the same case on another
+  // backend, rank count or thread count keeps its hash.
+  Config k = c;
+  const Config defaults;
+  k.backend = defaults.backend, k.threads = defaults.threads, k.exchange_every = defaults.exchange_every;
+  k.decomposition = defaults.decomposition, k.diagnostics_every = defaults.diagnostics_every;
+  k.progress_seconds = defaults.progress_seconds, k.metrics_file = defaults.metrics_file;
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64: stable across platforms and runs
-  for (unsigned char ch : to_yaml(c)) h = (h ^ ch) * 1099511628211ull;
+  for (unsigned char ch : to_yaml(k)) h = (h ^ ch) * 1099511628211ull;
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;

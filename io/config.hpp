@@ -82,6 +82,6 @@ Config default_config();
 // The resolved config (every default filled in) as YAML: logged, hashed, and
 // stored with every output so a run can be reproduced from its files.
 std::string to_yaml(const Config&);
-std::string config_hash(const Config&);  // FNV-1a 64 of to_yaml(), hex
+std::string config_hash(const Config&);  // FNV-1a 64 of the case's resolved YAML, hex (run settings left out)
 
 }  // namespace heatwave

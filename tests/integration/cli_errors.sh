@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Bad input through the command line, as a user meets it: each case must exit
+# with its documented code and a message naming the file, key and value.
+set -u
+heatwave=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0 passed=0
+
+# expect CODE CONFIG_TEXT FRAGMENT...: run `heatwave run case.yaml`.
+expect() {
+  local code=$1 text=$2
+  shift 2
+  printf '%s\n' "$text" >case.yaml
+  timeout 60 "$heatwave" run case.yaml >out.txt 2>&1
+  local got=$?
+  local ok=1
+  [[ $got -eq $code ]] || { echo "FAIL: exit $got, expected $code"; ok=0; }
+  for fragment in "$@"; do
+    grep -qF -- "$fragment" out.txt || { echo "FAIL: '$fragment' not in the output"; ok=0; }
+  done
+  grep -q "Segmentation\|core dumped\|terminate called" out.txt && { echo "FAIL: crashed"; ok=0; }
+  if ((ok)); then passed=$((passed + 1)); else failures=$((failures + 1)); echo "--- config:"; cat case.yaml; echo "--- output:"; tail -5 out.txt; fi
+}
+
+good='equation: heat
+grid: {points: [32, 24]}
+time: {dt: auto, steps: 20}
+boundary: dirichlet
+initial: {type: sine, modes: [1, 1]}'
+
+# 3: missing file
+timeout 60 "$heatwave" run nowhere.yaml >out.txt 2>&1
+code=$?
+if [[ $code -eq 3 ]] && grep -qF "nowhere.yaml: cannot open" out.txt; then passed=$((passed + 1)); else
+  echo "FAIL: missing file gave exit $code"; cat out.txt; failures=$((failures + 1)); fi
+# 4: YAML syntax, with line and column
+expect 4 'equation: heat
+grid: {points: [32, 24}' "case.yaml:2:" "YAML syntax error"
+# 5: unknown key, with the nearest valid one
+expect 5 "${good/equation/equaton}" "case.yaml:1:1" "unknown key 'equaton'" "did you mean 'equation'"
+# 6: wrong type
+expect 6 "${good/\[32, 24\]/[32, many]}" "case.yaml:2:" "'grid.points[1]' expects an integer, got 'many'"
+# 7: negative / zero sizes
+expect 7 "${good/\[32, 24\]/[32, -8]}" "'grid.points'" "-8 points on axis y" "must be > 0"
+expect 7 "${good/\[32, 24\]/[0, 24]}" "0 points on axis x"
+# 8: grid too small for the stencil
+expect 8 "${good/\[32, 24\]/[32, 2]}" "2 points on axis y, too few for stencil radius 1"
+# 9: periodic on one face only
+expect 9 "${good/boundary: dirichlet/boundary: {y_high: periodic\}}" "'boundary.y_high' is periodic" "'boundary.y_low' is dirichlet"
+# 10: dt past the stability limit, with the limit
+expect 10 "${good/dt: auto/dt: 0.01}" "'time.dt' = 0.01 is past the stability limit" "requires dt <= 0.000"
+# 11: t_end not reached by whole explicit steps: refused, with the fixes
+expect 11 "${good/dt: auto, steps: 20/dt: 3e-5, t_end: 1e-4}" "'time.t_end' = 0.0001 is not a whole number of steps" "steps: 4"
+# 12: NaN/Inf mid-run: float32 overflow of a field near FLT_MAX (a blow-up a user can cause)
+expect 12 'equation: wave
+precision: float32
+grid: {points: [32, 32]}
+time: {dt: auto, steps: 100}
+initial: {type: gaussian, amplitude: 3.0e38, width: 0.1}
+diagnostics: {every: 10}' "non-finite values (NaN/Inf) in u at step 10" "the last finite state was at step 0"
+# 2: usage
+timeout 60 "$heatwave" run case.yaml --threads -3 >out.txt 2>&1
+code=$?
+if [[ $code -eq 2 ]]; then passed=$((passed + 1)); else echo "FAIL: bad option gave exit $code"; failures=$((failures + 1)); fi
+
+echo "$passed passed, $failures failed"
+exit $((failures > 0))

@@ -1,0 +1,130 @@
+// Bad input: each kind gets its own exit code and a message naming the file,
+// the line, the key and the value.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "io/config.hpp"
+#include "io/errors.hpp"
+#include "solver/problem.hpp"
+
+namespace heatwave {
+namespace {
+
+const std::string good = R"(equation: heat
+precision: float64
+grid:
+  points: [32, 24]
+  length: 1.0
+alpha: 1.0
+time:
+  dt: auto
+  steps: 10
+boundary: dirichlet
+initial: {type: sine, modes: [1, 1]}
+)";
+
+// Loads (and builds the Problem from) `yaml`; returns the error it raises.
+Error failure(const std::string& yaml) {
+  try {
+    Problem::from(load_config_text(yaml, "case.yaml"));
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an error for:\n" << yaml;
+  return Error(ExitCode::ok, "");
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+void expect_error(const std::string& yaml, ExitCode code, std::initializer_list<const char*> fragments) {
+  const Error e = failure(yaml);
+  EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(code)) << e.what();
+  for (const char* f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "'" << f << "' not in: " << e.what();
+}
+
+TEST(UnitConfig, GoodConfigLoadsWithDefaults) {
+  const Config c = load_config_text(good, "case.yaml");
+  EXPECT_EQ(c.dims, 2);
+  EXPECT_EQ(c.points[0], 32);
+  EXPECT_EQ(c.points[1], 24);
+  EXPECT_EQ(c.radius, 1);
+  EXPECT_FALSE(c.dt.has_value());
+  EXPECT_EQ(*c.steps, 10);
+  EXPECT_EQ(c.boundary[1][1].type, BoundaryType::dirichlet);
+  // The resolved config re-reads to itself.
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  EXPECT_EQ(config_hash(c), config_hash(load_config_text(to_yaml(c), "resolved.yaml")));
+}
+
+TEST(UnitConfig, MissingFile) {
+  try {
+    load_config_file("/nonexistent/case.yaml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::file_not_found);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/case.yaml"), std::string::npos);
+  }
+}
+
+TEST(UnitConfig, YamlSyntaxErrorGivesLineAndColumn) {
+  expect_error("equation: heat\ngrid:\n  points: [32, 24\n", ExitCode::yaml_syntax, {"case.yaml:", "YAML syntax error"});
+  const Error e = failure("equation: heat\ngrid: {points: [1, 2]\n  length: : 3\n");
+  EXPECT_NE(std::string(e.what()).find("case.yaml:3:"), std::string::npos) << e.what();
+}
+
+TEST(UnitConfig, UnknownKeySuggestsTheNearest) {
+  expect_error(replace(good, "alpha:", "alpah:"), ExitCode::unknown_key, {"case.yaml:6:1", "'alpah'", "did you mean 'alpha'"});
+  expect_error(replace(good, "  steps: 10", "  stepz: 10"), ExitCode::unknown_key, {"'time.stepz'", "'steps'"});
+  expect_error(good + "colour: blue\n", ExitCode::unknown_key, {"'colour'", "valid keys here"});
+}
+
+TEST(UnitConfig, WrongType) {
+  expect_error(replace(good, "[32, 24]", "[32, abc]"), ExitCode::wrong_type, {"'grid.points[1]'", "integer", "'abc'"});
+  expect_error(replace(good, "alpha: 1.0", "alpha: fast"), ExitCode::wrong_type, {"'alpha'", "a number", "'fast'"});
+  expect_error(replace(good, "[32, 24]", "32"), ExitCode::wrong_type, {"'grid.points'", "list"});
+  expect_error(replace(good, "steps: 10", "steps: 2.5"), ExitCode::wrong_type, {"'time.steps'", "'2.5'"});
+}
+
+TEST(UnitConfig, NonPositiveSizesAndValues) {
+  expect_error(replace(good, "[32, 24]", "[32, 0]"), ExitCode::invalid_value, {"'grid.points'", "axis y", "> 0"});
+  expect_error(replace(good, "[32, 24]", "[-4, 24]"), ExitCode::invalid_value, {"-4", "axis x"});
+  expect_error(replace(good, "length: 1.0", "length: -1"), ExitCode::invalid_value, {"'grid.length'"});
+  expect_error(replace(good, "alpha: 1.0", "alpha: 0"), ExitCode::invalid_value, {"'alpha'", "> 0"});
+  expect_error(replace(good, "steps: 10", "steps: 0"), ExitCode::invalid_value, {"'time.steps'"});
+  expect_error(replace(good, "equation: heat", "equation: maxwell"), ExitCode::invalid_value, {"'maxwell'", "heat, wave"});
+  expect_error(replace(good, "  steps: 10", "  steps: 10\n  t_end: 1.0"), ExitCode::invalid_value, {"exactly one"});
+}
+
+TEST(UnitConfig, GridTooSmallForTheStencil) {
+  expect_error(replace(good, "[32, 24]", "[32, 2]"), ExitCode::grid_too_small, {"axis y", "radius 1", "at least 3"});
+  expect_error(replace(replace(good, "[32, 24]", "[4, 24]"), "alpha: 1.0", "stencil: {radius: 2}\nalpha: 1.0"),
+               ExitCode::grid_too_small, {"axis x", "radius 2", "at least 5"});
+}
+
+TEST(UnitConfig, PeriodicOnOneFaceOnly) {
+  expect_error(replace(good, "boundary: dirichlet", "boundary: {x_low: periodic}"), ExitCode::periodic_mismatch,
+               {"boundary.x_low", "periodic", "boundary.x_high", "both faces"});
+}
+
+TEST(UnitConfig, DtPastTheStabilityLimitPrintsTheLimit) {
+  // h = 1/31 and 1/23: alpha*dt*sum(1/h^2) <= 1/2 gives dt <= 1/(2*(961+529)) = 3.3557e-4.
+  expect_error(replace(good, "dt: auto", "dt: 4e-4"), ExitCode::unstable,
+               {"'time.dt' = 0.0004", "stability limit", "1/2", "dt <= 0.00033557"});
+}
+
+TEST(UnitConfig, TEndNotAWholeNumberOfStepsIsRefusedWithAFix) {
+  expect_error(replace(replace(good, "dt: auto", "dt: 3e-4"), "steps: 10", "t_end: 0.001"), ExitCode::t_end_mismatch,
+               {"'time.t_end' = 0.001", "3.33333 steps", "dt = t_end/4 = 0.00025", "steps: 4"});
+}
+
+TEST(UnitConfig, CoefficientOfTheOtherEquationIsRefused) {
+  expect_error(replace(good, "equation: heat", "equation: wave"), ExitCode::invalid_value, {"'alpha'", "'c'"});
+}
+
+}  // namespace
+}  // namespace heatwave

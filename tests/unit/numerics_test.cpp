@@ -1,0 +1,185 @@
+// The numerics contract (DESIGN.md): exact discrete modes, convergence orders,
+// conservation. Every assertion compares against a number derived by hand.
+#include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
+
+#include <cmath>
+#include <string>
+
+#include "support.hpp"
+#include "solver/initial.hpp"
+#include "validation/analytic.hpp"
+
+namespace heatwave {
+namespace {
+
+std::string mode_case(const char* equation, int dims, const char* precision, int radius, const char* boundary,
+                      const char* ic, long steps) {
+  const std::string modes = std::string(boundary) == "periodic" ? (dims == 2 ? "[2, 4]" : "[2, 2, 4]")
+                                                                  : (dims == 2 ? "[1, 2]" : "[1, 2, 1]");
+  const std::string points = dims == 2 ? "[33, 21]" : "[17, 13, 11]";
+  const std::string length = dims == 2 ? "[1.0, 0.7]" : "[1.0, 0.7, 1.3]";
+  return std::string("equation: ") + equation + "\nprecision: " + precision + "\ngrid: {points: " + points +
+         ", length: " + length + "}\nstencil: {radius: " + std::to_string(radius) + "}\n" +
+         "time: {dt: auto, safety: 0.3, steps: " + std::to_string(steps) + "}\nboundary: " + boundary + "\ninitial: {type: " + ic +
+         ", modes: " + modes + ", amplitude: 1.5}\nbackend: host\n";
+}
+
+// max |u - exact| / max |exact| after `steps` steps, exact = factor * u0.
+template <int D, class Real>
+double mode_error(const Problem& p, long steps) {
+  const auto u = test::run_field<D, Real>(p, steps);
+  const auto spec = InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
+  const double factor = analytic::discrete_factor(p, steps);
+  double err = 0, ref = 0;
+  long g[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    long rest = static_cast<long>(i);
+    for (int a = 0; a < D; ++a) g[a] = rest % p.points[a], rest /= p.points[a];
+    const double exact = factor * initial_value(spec, g);
+    err = std::max(err, std::abs(u[i] - exact));
+    ref = std::max(ref, std::abs(exact));
+  }
+  EXPECT_GT(ref, 0.1) << "the mode decayed too far to measure a relative error";
+  return err / ref;
+}
+
+struct ModeCase {
+  const char* equation;
+  int radius;
+  const char* boundary;
+  const char* ic;
+};
+const ModeCase mode_cases[] = {
+    {"heat", 1, "dirichlet", "sine"}, {"heat", 2, "dirichlet", "sine"},  {"heat", 1, "neumann", "cosine"},
+    {"heat", 2, "neumann", "cosine"}, {"heat", 1, "periodic", "sine"},   {"heat", 2, "periodic", "sine"},
+    {"wave", 1, "dirichlet", "sine"}, {"wave", 2, "dirichlet", "sine"},  {"wave", 1, "neumann", "cosine"},
+    {"wave", 2, "neumann", "cosine"}, {"wave", 1, "periodic", "cosine"}, {"wave", 2, "periodic", "sine"},
+};
+
+template <int D, class Real>
+void check_modes(double tolerance, long steps) {
+  const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
+  for (const auto& c : mode_cases) {
+    // Heat modes decay: fewer steps keep the amplitude measurable.
+    const long n = std::string(c.equation) == "heat" ? steps / 2 : steps;
+    const Problem p = test::problem_from(mode_case(c.equation, D, precision, c.radius, c.boundary, c.ic, n));
+    ASSERT_EQ(analytic::mode_problem(p), "");
+    const double err = mode_error<D, Real>(p, n);
+    EXPECT_LE(err, tolerance) << c.equation << " " << D << "D " << precision << " radius " << c.radius << " "
+                              << c.boundary << " " << c.ic;
+    ::testing::Test::RecordProperty(std::string(c.equation) + "_r" + std::to_string(c.radius) + "_" + c.boundary, fmt::format("{:.3e}", err));
+  }
+}
+
+TEST(UnitExactModes, TwoDimensionsFloat64) { check_modes<2, double>(1e-12, 100); }
+TEST(UnitExactModes, ThreeDimensionsFloat64) { check_modes<3, double>(1e-12, 100); }
+TEST(UnitExactModes, TwoDimensionsFloat32) { check_modes<2, float>(1e-5, 50); }
+TEST(UnitExactModes, ThreeDimensionsFloat32) { check_modes<3, float>(1e-5, 50); }
+
+// Convergence against the continuous solution on a refinement ladder.
+// The time step shrinks with h so that the time error keeps a fixed, small
+// ratio to the space error (see each case): the measured order is the spatial one.
+struct Ladder {
+  const char* equation;
+  int radius;
+  int time_power;     // dt = nu * h^time_power
+  double nu, t_end;
+  int first_points;   // points per axis on the coarsest grid (doubling h^-1)
+};
+
+std::vector<double> ladder_errors(const Ladder& l, int levels) {
+  std::vector<double> errors;
+  for (int level = 0; level < levels; ++level) {
+    const long n = (l.first_points - 1) * (1L << level) + 1;
+    const double h = 1.0 / static_cast<double>(n - 1);
+    const double dt_target = l.nu * std::pow(h, l.time_power);
+    const long steps = static_cast<long>(std::ceil(l.t_end / dt_target));
+    const double dt = l.t_end / static_cast<double>(steps);
+    const std::string yaml = std::string("equation: ") + l.equation + "\nprecision: float64\ngrid: {points: [" +
+                             std::to_string(n) + ", " + std::to_string(n) + "], length: 1.0}\nstencil: {radius: " +
+                             std::to_string(l.radius) + "}\ntime: {dt: " + fmt::format("{}", dt) +
+                             ", steps: " + std::to_string(steps) +
+                             "}\nboundary: dirichlet\ninitial: {type: sine, modes: [1, 1]}\nbackend: host\n";
+    const Problem p = test::problem_from(yaml);
+    const auto u = test::run_field<2, double>(p);
+    const auto spec = InitialSpec::make(p.config.initial, 2, p.points, p.config.length, p.spacing);
+    const double factor = analytic::continuous_factor(p, p.steps * p.dt);
+    double err = 0;
+    long g[3] = {0, 0, 0};
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      g[0] = static_cast<long>(i) % n, g[1] = static_cast<long>(i) / n;
+      err = std::max(err, std::abs(u[i] - factor * initial_value(spec, g)));
+    }
+    errors.push_back(err);
+  }
+  return errors;
+}
+
+void check_order(const Ladder& l, double expected, int levels = 3) {
+  const auto e = ladder_errors(l, levels);
+  for (std::size_t i = 1; i < e.size(); ++i) {
+    const double order = std::log2(e[i - 1] / e[i]);
+    EXPECT_NEAR(order, expected, 0.1) << l.equation << " radius " << l.radius << " errors " << e[i - 1] << " -> "
+                                      << e[i];
+    ::testing::Test::RecordProperty(std::string(l.equation) + "_r" + std::to_string(l.radius) + "_order" + std::to_string(i),
+                   fmt::format("{:.4f}", order));
+  }
+}
+
+// Heat, radius 1: dt = 0.01 h^2, time/space error ratio ~0.12 on every level.
+TEST(UnitConvergence, HeatRadius1IsSecondOrder) { check_order({"heat", 1, 2, 0.01, 0.01, 17}, 2.0); }
+// Heat, radius 2: forward Euler is first order in time, so dt = 0.01 h^4 (ratio ~0.09).
+TEST(UnitConvergence, HeatRadius2IsFourthOrder) { check_order({"heat", 2, 4, 0.01, 1e-3, 9}, 4.0); }
+// Wave, radius 1: leapfrog is second order in time; dt = 0.5 h.
+TEST(UnitConvergence, WaveRadius1IsSecondOrder) { check_order({"wave", 1, 1, 0.5, 0.5, 17}, 2.0); }
+// Wave, radius 2: dt = 0.2 h^2 keeps the (c dt)^2 phase error ~0.06 of the space error.
+TEST(UnitConvergence, WaveRadius2IsFourthOrder) { check_order({"wave", 2, 2, 0.2, 0.5, 9}, 4.0); }
+
+// Conservation to rounding.
+template <int D>
+FieldSummary run_and_diagnose(const std::string& yaml, FieldSummary* start = nullptr) {
+  const Problem p = test::problem_from(yaml);
+  Simulation<D, double> sim(p);
+  if (p.config.equation == Equation::wave) sim.advance(1);  // energy is defined from step 1
+  if (start) *start = sim.diagnose();
+  sim.advance(p.steps - sim.step());
+  return sim.diagnose();
+}
+
+std::string random_case(const char* equation, int dims, const char* boundary, int radius, long steps) {
+  return std::string("equation: ") + equation + "\nprecision: float64\ngrid: {points: " +
+         (dims == 2 ? "[40, 31]" : "[14, 11, 9]") + ", length: [1.0, 1.3" + (dims == 3 ? ", 0.8]" : "]") +
+         "}\nstencil: {radius: " + std::to_string(radius) + "}\ntime: {dt: auto, steps: " + std::to_string(steps) +
+         "}\nboundary: " + boundary + "\ninitial: {type: random, seed: 7, amplitude: 1.0}\nbackend: host\n";
+}
+
+TEST(UnitConservation, PeriodicAndNeumannHeatKeepTheMean) {
+  for (const char* bc : {"periodic", "neumann"})
+    for (int r : {1, 2}) {
+      FieldSummary start;
+      FieldSummary end2 = run_and_diagnose<2>(random_case("heat", 2, bc, r, 500), &start);
+      EXPECT_NEAR(end2.mean, start.mean, 1e-14) << bc << " 2D radius " << r;
+      EXPECT_LT(end2.max - end2.min, 0.5 * (start.max - start.min)) << "the field must actually diffuse";
+      FieldSummary start3;
+      FieldSummary end3 = run_and_diagnose<3>(random_case("heat", 3, bc, r, 300), &start3);
+      EXPECT_NEAR(end3.mean, start3.mean, 1e-14) << bc << " 3D radius " << r;
+    }
+}
+
+TEST(UnitConservation, WaveEnergyIsConservedOver1000Steps) {
+  for (const char* bc : {"periodic", "neumann", "dirichlet"})
+    for (int r : {1, 2}) {
+      FieldSummary start;
+      const FieldSummary end = run_and_diagnose<2>(random_case("wave", 2, bc, r, 1000), &start);
+      ASSERT_TRUE(start.has_energy && end.has_energy);
+      EXPECT_GT(start.energy, 0);
+      EXPECT_LE(std::abs(end.energy - start.energy) / start.energy, 1e-11) << bc << " radius " << r;
+      FieldSummary start3;
+      const FieldSummary end3 = run_and_diagnose<3>(random_case("wave", 3, bc, r, 1000), &start3);
+      EXPECT_LE(std::abs(end3.energy - start3.energy) / start3.energy, 1e-11) << bc << " 3D radius " << r;
+    }
+}
+
+}  // namespace
+}  // namespace heatwave
