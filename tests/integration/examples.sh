@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every shipped example case runs to completion without NaN and conserves what
+# it should: the periodic heat example its mean, the wave example its energy.
+set -eu
+heatwave=$1 source=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+passed=0
+for f in "$source"/configs/examples/*.yaml; do
+  name=$(basename "$f" .yaml)
+  "$heatwave" run "$f" --metrics "$name.json" >"$name.txt" 2>&1 || { echo "FAIL: $name exited $?"; tail "$name.txt"; exit 1; }
+  passed=$((passed + 1))
+done
+/usr/bin/python3 - <<'PY'
+import json
+heat = json.load(open("heat_periodic.json"))
+assert abs(heat["final"]["mean"] - heat["initial"]["mean"]) < 1e-14, heat["final"]
+assert heat["final"]["max"] < 0.5 * heat["initial"]["max"]
+wave = json.load(open("wave3d.json"))
+assert wave["final"]["non_finite"] == 0
+assert "energy" in wave["final"]
+PY
+echo "$passed passed, 0 failed"
