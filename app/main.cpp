@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "bench/bench.hpp"
 #include "build_info.hpp"
 #include "io/config.hpp"
 #include "io/errors.hpp"
@@ -14,6 +15,9 @@
 #include "io/metrics.hpp"
 #include "solver/problem.hpp"
 #include "solver/simulation.hpp"
+#ifdef HEATWAVE_HAVE_CUDA
+#include "kernels/cuda_backend.hpp"
+#endif
 
 namespace heatwave {
 namespace {
@@ -63,8 +67,18 @@ int command_info() {
   std::printf("  openmp:  %d thread(s) by default\n", omp_get_max_threads());
   std::printf("  hdf5:    %s\n", build::hdf5);
   std::printf("  kokkos:  %s\n", build::kokkos);
-  std::printf("backends: host%s\n", build::cuda ? ", cuda, cuda-cluster" : "");
-  std::printf("devices:  %s\n", build::cuda ? "(see below)" : "none (no CUDA in this build)");
+#ifdef HEATWAVE_HAVE_CUDA
+  const auto gpus = cuda::devices();
+  std::printf("backends: host, cuda\n");
+  std::printf("devices:  %s\n", gpus.empty() ? "none visible (backend auto runs on the host)" : "");
+  for (const auto& d : gpus)
+    std::printf("  [%d] %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, %d KiB shared/block, clusters %s\n", d.index,
+                d.name.c_str(), d.compute_major, d.compute_minor, d.multiprocessors, d.memory_gib, d.l2_mib,
+                d.shared_per_block_optin_kib, d.clusters ? "yes" : "no");
+#else
+  std::printf("backends: host\n");
+  std::printf("devices:  none (no CUDA in this build)\n");
+#endif
   return 0;
 }
 
@@ -102,6 +116,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--threads", run.threads, "host OpenMP threads (0: default)")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--metrics", run.metrics, "metrics JSON path");
   auto* info_cmd = app.add_subcommand("info", "version, build features and devices");
+  bench::Options bench_options;
+  auto* bench_cmd = app.add_subcommand("bench", "benchmark a matrix of cases against the memory roofline");
+  bench_cmd->add_option("suite", bench_options.suite, "benchmark suite YAML (default: a small built-in matrix)");
+  bench_cmd->add_option("--json", bench_options.json, "results JSON path");
 
   int code = 0;
   bool abort_job = false;
@@ -117,6 +135,7 @@ int main(int argc, char** argv) {
     init_logging(rank, size, spdlog::level::from_str(log_level));
     if (*run_cmd) code = command_run(run);
     else if (*info_cmd) code = command_info();
+    else if (*bench_cmd) code = bench::run(bench_options);
   } catch (const Error& e) {
     abort_job = !raised_on_every_rank(e.code());
     if (rank == 0 || abort_job) spdlog::error("{}", e.what());

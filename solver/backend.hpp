@@ -2,6 +2,7 @@
 // The one interface every compute backend implements (host, cuda,
 // cuda-cluster). Like BabelStream's Stream: small, and the only thing the time
 // loop and the halo exchange know about where and how the fields live.
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -58,6 +59,16 @@ class Backend {
 
   // Diagnostics of the current state. Needs halos of depth radius valid.
   virtual LocalStats stats() = 0;
+
+  // Seconds taken by the work issued between start_timer() and stop_timer(),
+  // timed where it runs (CUDA events on a GPU backend); waits for that work.
+  virtual void start_timer() { timer_start_ = std::chrono::steady_clock::now(); }
+  virtual double stop_timer() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - timer_start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point timer_start_;
 };
 
 }  // namespace heatwave

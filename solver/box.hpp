@@ -16,13 +16,13 @@ template <int D>
 struct Box {
   Index<D> lo{}, hi{};
 
-  long extent(int a) const { return hi[a] > lo[a] ? hi[a] - lo[a] : 0; }
-  long size() const {
+  HW_HD long extent(int a) const { return hi[a] > lo[a] ? hi[a] - lo[a] : 0; }
+  HW_HD long size() const {
     long n = 1;
     for (int a = 0; a < D; ++a) n *= extent(a);
     return n;
   }
-  bool empty() const { return size() == 0; }
+  HW_HD bool empty() const { return size() == 0; }
 };
 
 // Linear addressing of a local field with a halo of width `halo`, x fastest.
@@ -31,30 +31,30 @@ struct Layout {
   Index<D> owned{};
   int halo = 0;
 
-  long extent(int a) const { return owned[a] + 2 * halo; }
-  Index<D> strides() const {
+  HW_HD long extent(int a) const { return owned[a] + 2 * halo; }
+  HW_HD Index<D> strides() const {
     Index<D> s{};
     s[0] = 1;
     for (int a = 1; a < D; ++a) s[a] = s[a - 1] * extent(a - 1);
     return s;
   }
-  std::size_t storage_size() const {
+  HW_HD std::size_t storage_size() const {
     std::size_t n = 1;
     for (int a = 0; a < D; ++a) n *= static_cast<std::size_t>(extent(a));
     return n;
   }
-  long offset(const Index<D>& i) const {
+  HW_HD long offset(const Index<D>& i) const {
     const auto s = strides();
     long p = 0;
     for (int a = 0; a < D; ++a) p += (i[a] + halo) * s[a];
     return p;
   }
-  Box<D> owned_box() const {
+  HW_HD Box<D> owned_box() const {
     Box<D> b;
     for (int a = 0; a < D; ++a) b.lo[a] = 0, b.hi[a] = owned[a];
     return b;
   }
-  Box<D> storage_box() const {
+  HW_HD Box<D> storage_box() const {
     Box<D> b;
     for (int a = 0; a < D; ++a) b.lo[a] = -halo, b.hi[a] = owned[a] + halo;
     return b;

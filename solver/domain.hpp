@@ -54,12 +54,12 @@ struct LocalDomain {
   std::array<std::array<bool, 2>, D> exchanged{};  // halo filled by a neighbour rank
   std::array<std::array<FaceRule, 2>, D> face{};   // rule where !exchanged
 
-  bool dirichlet(int a, int side) const { return !exchanged[a][side] && face[a][side].type == BoundaryType::dirichlet; }
+  HW_HD bool dirichlet(int a, int side) const { return !exchanged[a][side] && face[a][side].type == BoundaryType::dirichlet; }
 
   // Points one step updates when `ahead` more steps follow before the next
   // halo exchange: owned points (less Dirichlet face points, which hold g), grown
   // by ahead*radius into halos that came from neighbours (deep-halo redundancy).
-  Box<D> update_box(int radius, int ahead) const {
+  HW_HD Box<D> update_box(int radius, int ahead) const {
     Box<D> b;
     for (int a = 0; a < D; ++a) {
       b.lo[a] = exchanged[a][0] ? -static_cast<long>(ahead) * radius : (dirichlet(a, 0) ? 1 : 0);
@@ -72,7 +72,7 @@ struct LocalDomain {
   // The `radius` ghost layers outside physical face (a, side), across the full
   // storage extent of the other axes so halo rows from neighbours get ghosts too.
   // Dirichlet faces include the face layer itself, which is reset to g.
-  Box<D> ghost_box(int a, int side, int radius) const {
+  HW_HD Box<D> ghost_box(int a, int side, int radius) const {
     Box<D> b = layout.storage_box();
     const long n = layout.owned[a];
     const int face_layer = dirichlet(a, side) ? 1 : 0;
@@ -84,7 +84,7 @@ struct LocalDomain {
   // Trapezoid weight of owned point i along axis a: 1/2 on a non-periodic
   // global boundary point. Makes mean, L2 norm and energy proper quadratures,
   // and the Neumann Laplacian symmetric, so conserved quantities stay conserved.
-  double weight(int a, long i) const {
+  HW_HD double weight(int a, long i) const {
     const long g = i + offset[a];
     const bool periodic = face[a][0].type == BoundaryType::periodic;
     return (!periodic && (g == 0 || g == global[a] - 1)) ? 0.5 : 1.0;

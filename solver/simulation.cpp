@@ -7,6 +7,9 @@
 #include "io/errors.hpp"
 #include "io/log.hpp"
 #include "solver/host_backend.hpp"
+#ifdef HEATWAVE_HAVE_CUDA
+#include "kernels/cuda_backend.hpp"
+#endif
 
 namespace heatwave {
 
@@ -14,18 +17,46 @@ namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// The backend `name` asks for, or why another one runs instead.
+// This rank's index among the ranks of its node: it picks the GPU.
+int node_local_rank(MPI_Comm comm) {
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int rank = 0;
+  MPI_Comm_rank(node, &rank);
+  MPI_Comm_free(&node);
+  return rank;
+}
+
+// The backend the config asks for; `reason` says why it is the one that runs.
 template <int D, class Real>
-std::unique_ptr<Backend<D, Real>> make_backend(const Problem& p, const LocalDomain<D>& domain, std::string& reason) {
+std::unique_ptr<Backend<D, Real>> make_backend(const Problem& p, const LocalDomain<D>& domain, MPI_Comm comm,
+                                               std::string& reason) {
   const std::string& name = p.config.backend;
   if (name == "host") {
     reason = "requested in the config";
     return make_host_backend<D, Real>(p, domain);
   }
+#ifdef HEATWAVE_HAVE_CUDA
+  const bool have_gpu = !cuda::devices().empty();
+  if (name == "cuda" || (name == "auto" && have_gpu)) {
+    if (!have_gpu)
+      throw Error(ExitCode::cuda_error, p.config.source + ": 'backend' = 'cuda' but no CUDA device is visible");
+    const cuda::DeviceInfo device = cuda::select_device(node_local_rank(comm));
+    reason = (name == "auto" ? "auto: " : "requested: ") + device.name + " (device " + std::to_string(device.index) +
+             ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
+    return cuda::make_backend<D, Real>(p, domain);
+  }
+  if (name == "auto") {
+    reason = "auto: no CUDA device visible";
+    return make_host_backend<D, Real>(p, domain);
+  }
+#else
+  (void)comm;
   if (name == "auto") {
     reason = "auto: this build has no CUDA backend";
     return make_host_backend<D, Real>(p, domain);
   }
+#endif
   throw Error(ExitCode::invalid_value, p.config.source + ": 'backend' = '" + name +
                                            "' is not available in this build (heatwave info lists the backends)");
 }
@@ -42,7 +73,7 @@ Simulation<D, Real>::Simulation(const Problem& problem, MPI_Comm comm)
     : problem_(problem),
       decomposition_(problem_, halo_depth(problem_), comm),
       domain_(decomposition_.template local_domain<D>()),
-      backend_(make_backend<D, Real>(problem_, domain_, backend_reason_)),
+      backend_(make_backend<D, Real>(problem_, domain_, decomposition_.comm(), backend_reason_)),
       halo_(*backend_, decomposition_, domain_, problem_.config.equation == Equation::wave ? 2 : 1) {
   backend_->initialize();
 }

@@ -36,15 +36,26 @@ struct LaplacianWeights {
     return L;
   }
 
-  // lap(u) at linear index p: sum over axes of w_0 u_p + sum_j w_j (u_{p-j} + u_{p+j}).
+  // One axis' second difference from the centre value and the R values on
+  // each side: w_0 c + sum_j w_j (minus_j + plus_j). Backends that keep some
+  // neighbours in registers call this directly; the order of operations is
+  // fixed here, so every backend rounds the same way.
+  HW_HD Real along(int a, Real centre, const Real (&minus)[R + 1], const Real (&plus)[R + 1]) const {
+    Real axis = w[a][0] * centre;
+    HW_UNROLL
+    for (int j = 1; j <= R; ++j) axis += w[a][j] * (minus[j] + plus[j]);
+    return axis;
+  }
+
+  // lap(u) at linear index p: the sum over axes, in axis order.
   HW_HD Real operator()(const Real* u, long p) const {
     Real lap = 0;
-HW_UNROLL
+    HW_UNROLL
     for (int a = 0; a < D; ++a) {
-      Real axis = w[a][0] * u[p];
-HW_UNROLL
-      for (int j = 1; j <= R; ++j) axis += w[a][j] * (u[p - j * stride[a]] + u[p + j * stride[a]]);
-      lap += axis;
+      Real minus[R + 1], plus[R + 1];
+      HW_UNROLL
+      for (int j = 1; j <= R; ++j) minus[j] = u[p - j * stride[a]], plus[j] = u[p + j * stride[a]];
+      lap += along(a, u[p], minus, plus);
     }
     return lap;
   }

@@ -1,0 +1,238 @@
+#include "bench/bench.hpp"
+
+#include <omp.h>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "build_info.hpp"
+#include "io/config.hpp"
+#include "io/errors.hpp"
+#include "io/yaml_section.hpp"
+#include "solver/host_backend.hpp"
+#include "solver/simulation.hpp"
+#ifdef HEATWAVE_HAVE_CUDA
+#include "kernels/cuda_backend.hpp"
+#endif
+
+namespace heatwave::bench {
+
+namespace {
+
+struct Suite {
+  int repeats = 7, warmup_steps = 10, steps = 40;
+  std::size_t copy_bytes = std::size_t(1) << 31;
+  std::vector<Config> cases;
+};
+
+const char* default_suite = R"(repeats: 5
+warmup_steps: 5
+steps: 20
+copy_bytes: 268435456
+cases:
+  - backend: [auto]
+    equation: [heat, wave]
+    precision: [float32, float64]
+    radius: [1]
+    grid: [[2048, 2048], [128, 128, 128]]
+)";
+
+// A benchmark case: homogeneous Dirichlet, fresh random data, dt: auto.
+Config case_config(const std::string& backend, const std::string& equation, const std::string& precision, int radius,
+                   const std::vector<long>& grid) {
+  std::string points;
+  for (long n : grid) points += (points.empty() ? "" : ", ") + std::to_string(n);
+  static int seed = 1;
+  return load_config_text(fmt::format("equation: {}\nprecision: {}\ngrid: {{points: [{}]}}\nstencil: {{radius: {}}}\n"
+                                      "time: {{dt: auto, steps: 1}}\nboundary: dirichlet\n"
+                                      "initial: {{type: random, seed: {}}}\nbackend: {}\n",
+                                      equation, precision, points, radius, seed++, backend),
+                          "<bench case>");
+}
+
+Suite load_suite(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw Error(ExitCode::yaml_syntax, source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+  }
+  Section top(root, "", source, {"repeats", "warmup_steps", "steps", "copy_bytes", "cases"});
+  Suite s;
+  s.repeats = top.get<int>("repeats", s.repeats);
+  s.warmup_steps = top.get<int>("warmup_steps", s.warmup_steps);
+  s.steps = top.get<int>("steps", s.steps);
+  s.copy_bytes = static_cast<std::size_t>(top.get<long>("copy_bytes", static_cast<long>(s.copy_bytes)));
+  if (s.repeats < 1) top.invalid("repeats", "must be >= 1");
+  if (s.steps < 1) top.invalid("steps", "must be >= 1");
+  if (s.warmup_steps < 0) top.invalid("warmup_steps", "must be >= 0");
+  YAML::Node cases = top.raw("cases");
+  if (!cases.IsSequence()) top.invalid("cases", "must be a list of case matrices");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    Section c(cases[i], "cases[" + std::to_string(i) + "]", source, {"backend", "equation", "precision", "radius", "grid"});
+    const auto backends = c.list<std::string>("backend");
+    const auto equations = c.list<std::string>("equation");
+    const auto precisions = c.list<std::string>("precision");
+    const auto radii = c.list<int>("radius");
+    YAML::Node grids = c.raw("grid");
+    if (!grids.IsSequence()) c.invalid("grid", "must be a list of grids, e.g. [[1024, 1024], [128, 128, 128]]");
+    for (const auto& b : backends)
+      for (const auto& e : equations)
+        for (const auto& p : precisions)
+          for (int r : radii)
+            for (std::size_t g = 0; g < grids.size(); ++g)
+              s.cases.push_back(case_config(b, e, p, r, grids[g].as<std::vector<long>>()));
+  }
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The host's roofline: a parallel copy, bytes read + written.
+double host_copy_bandwidth(std::size_t bytes, int repeats) {
+  const std::size_t n = bytes / sizeof(double);
+  std::vector<double> a(n), b(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<double>(i), b[i] = 0;  // first touch where it is used
+  std::vector<double> seconds;
+  for (int r = 0; r < repeats + 1; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) b[i] = a[i];
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) seconds.push_back(t);
+  }
+  return 2.0 * n * sizeof(double) / median(seconds);
+}
+
+struct Row {
+  Config config;
+  std::string backend, reason;
+  double seconds_per_step = 0, spread = 0, cells_per_second = 0, bytes_per_update = 0, bandwidth = 0, roofline = 0;
+};
+
+template <int D, class Real>
+Row time_case(const Config& c, const Suite& s) {
+  Config run = c;
+  run.steps = s.warmup_steps + static_cast<long>(s.repeats) * s.steps;
+  const Problem p = Problem::from(run);
+  Simulation<D, Real> sim(p);
+  sim.advance(s.warmup_steps);
+  std::vector<double> seconds;
+  for (int r = 0; r < s.repeats; ++r) {
+    sim.backend().start_timer();
+    sim.advance(s.steps);
+    seconds.push_back(sim.backend().stop_timer() / s.steps);
+  }
+  const FieldSummary f = sim.diagnose();
+  if (f.non_finite > 0) throw Error(ExitCode::non_finite, "benchmark case produced NaN/Inf: results are invalid");
+  Row row;
+  row.config = c;
+  row.backend = sim.backend().name();
+  row.seconds_per_step = median(seconds);
+  std::sort(seconds.begin(), seconds.end());
+  row.spread = (seconds.back() - seconds.front()) / row.seconds_per_step;
+  row.cells_per_second = p.global_points() / row.seconds_per_step;
+  row.bytes_per_update = sizeof(Real) * (c.equation == Equation::heat ? 2 : 3);
+  row.bandwidth = row.cells_per_second * row.bytes_per_update;
+  return row;
+}
+
+Row time_any(const Config& c, const Suite& s) {
+  const bool f32 = c.precision == Precision::float32;
+  if (c.dims == 2) return f32 ? time_case<2, float>(c, s) : time_case<2, double>(c, s);
+  return f32 ? time_case<3, float>(c, s) : time_case<3, double>(c, s);
+}
+
+}  // namespace
+
+int run(const Options& o) {
+  std::string text = default_suite, source = "<built-in bench suite>";
+  if (!o.suite.empty()) {
+    std::ifstream in(o.suite);
+    if (!in) throw Error(ExitCode::file_not_found, o.suite + ": cannot open the benchmark suite");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str(), source = o.suite;
+  }
+  const Suite suite = load_suite(text, source);
+
+  nlohmann::json out;
+  out["heatwave_version"] = build::version;
+  out["git_commit"] = build::git_commit;
+  out["suite"] = source;
+  out["repeats"] = suite.repeats;
+  out["steps_per_repeat"] = suite.steps;
+  double device_copy = 0;
+  std::string device_name;
+#ifdef HEATWAVE_HAVE_CUDA
+  if (!cuda::devices().empty()) {
+    device_name = cuda::select_device(0).name;
+    device_copy = cuda::copy_bandwidth(suite.copy_bytes, 20);
+    spdlog::info("roofline: {} device-to-device copy {:.1f} GB/s (read + write, median of 20, {:.2f} GiB)", device_name,
+                 device_copy / 1e9, suite.copy_bytes / double(1 << 30));
+    out["device"] = device_name;
+    out["device_copy_bytes_per_second"] = device_copy;
+  }
+#endif
+  const double host_copy = host_copy_bandwidth(std::min<std::size_t>(suite.copy_bytes, std::size_t(1) << 29), 5);
+  spdlog::info("roofline: host parallel copy {:.1f} GB/s with {} threads", host_copy / 1e9, omp_get_max_threads());
+  out["host_copy_bytes_per_second"] = host_copy;
+  out["host_threads"] = omp_get_max_threads();
+
+  std::vector<Row> rows;
+  for (const Config& c : suite.cases) {
+    if (c.backend != "host" && c.backend != "auto" && device_copy == 0) {
+      spdlog::warn("skipping a {} case: no CUDA device here", c.backend);
+      continue;
+    }
+    Row row = time_any(c, suite);
+    row.roofline = row.backend == "host" ? host_copy : device_copy;
+    spdlog::info("{} {} {}D {} r{} {}: {:.2f} Gcells/s, {:.0f} GB/s, {:.1f}% of roofline", row.backend,
+                 to_string(c.equation), c.dims, to_string(c.precision), c.radius,
+                 fmt::join(std::vector<long>(c.points.begin(), c.points.begin() + c.dims), "x"),
+                 row.cells_per_second / 1e9, row.bandwidth / 1e9, 100 * row.bandwidth / row.roofline);
+    rows.push_back(row);
+  }
+
+  std::printf("\n| backend | equation | dims | precision | radius | grid | Gcells/s | GB/s | %% roofline | spread |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const Row& r : rows) {
+    const Config& c = r.config;
+    std::string grid;
+    for (int a = 0; a < c.dims; ++a) grid += (a ? "x" : "") + std::to_string(c.points[a]);
+    std::printf("| %s | %s | %dD | %s | %d | %s | %.2f | %.0f | %.1f | %.1f%% |\n", r.backend.c_str(),
+                to_string(c.equation), c.dims, to_string(c.precision), c.radius, grid.c_str(), r.cells_per_second / 1e9,
+                r.bandwidth / 1e9, 100 * r.bandwidth / r.roofline, 100 * r.spread);
+    out["cases"].push_back({{"backend", r.backend},
+                            {"equation", to_string(c.equation)},
+                            {"dims", c.dims},
+                            {"precision", to_string(c.precision)},
+                            {"radius", c.radius},
+                            {"grid", std::vector<long>(c.points.begin(), c.points.begin() + c.dims)},
+                            {"seconds_per_step", r.seconds_per_step},
+                            {"cells_per_second", r.cells_per_second},
+                            {"bytes_per_update", r.bytes_per_update},
+                            {"bytes_per_second", r.bandwidth},
+                            {"roofline_bytes_per_second", r.roofline},
+                            {"fraction_of_roofline", r.bandwidth / r.roofline},
+                            {"repeat_spread", r.spread}});
+  }
+  std::ofstream json(o.json);
+  json << out.dump(2) << "\n";
+  if (!json) throw Error(ExitCode::io_error, o.json + ": cannot write the benchmark JSON");
+  spdlog::info("benchmark results written to {}", o.json);
+  return 0;
+}
+
+}  // namespace heatwave::bench

@@ -1,0 +1,492 @@
+// The baseline CUDA backend: one time step per launch, fields in device memory.
+//
+// Each thread owns one x (2D) or one (x, y) column (3D) of a block tile and
+// streams along the last axis through a chunk of it, keeping the 2R+1 values
+// along that axis in registers: every value is read from device memory about
+// once per step, neighbours along the other axes come from L1/L2. The stencil
+// expression is solver/stencil.hpp's, compiled with -fmad=false, so a step
+// rounds exactly as the host backend's does (bitwise equal fields).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "io/errors.hpp"
+#include "kernels/cuda_backend.hpp"
+#include "kernels/cuda_check.hpp"
+#include "solver/initial.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatwave::cuda {
+
+// ---------------------------------------------------------------- devices ---
+
+std::vector<DeviceInfo> devices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device: not an error here
+    return {};
+  }
+  std::vector<DeviceInfo> out;
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp p{};
+    HW_CUDA(cudaGetDeviceProperties(&p, i));
+    DeviceInfo d;
+    d.index = i;
+    d.name = p.name;
+    d.compute_major = p.major, d.compute_minor = p.minor;
+    d.multiprocessors = p.multiProcessorCount;
+    d.memory_gib = p.totalGlobalMem / double(1 << 30);
+    d.l2_mib = p.l2CacheSize / double(1 << 20);
+    d.shared_per_block_optin_kib = static_cast<int>(p.sharedMemPerBlockOptin / 1024);
+    int cluster = 0;
+    cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, i);
+    d.clusters = cluster != 0;
+    out.push_back(d);
+  }
+  return out;
+}
+
+DeviceInfo select_device(int node_local_rank) {
+  const auto all = devices();
+  if (all.empty()) throw Error(ExitCode::cuda_error, "no CUDA device is visible to this process");
+  const DeviceInfo& d = all[node_local_rank % all.size()];
+  HW_CUDA(cudaSetDevice(d.index));
+  return d;
+}
+
+// ---------------------------------------------------------------- kernels ---
+
+namespace {
+
+enum class StepKind { heat, wave, wave_start };
+
+struct LaunchShape {
+  int block_x, block_y, chunk;  // threads per block in x (and y in 3D); steps along the streamed axis
+};
+
+// Tuning knob for experiments: HEATWAVE_CUDA_LAUNCH="bx,by,chunk".
+template <int D>
+LaunchShape launch_shape() {
+  LaunchShape s = D == 2 ? LaunchShape{256, 1, 32} : LaunchShape{64, 4, 64};
+  if (const char* env = std::getenv("HEATWAVE_CUDA_LAUNCH")) std::sscanf(env, "%d,%d,%d", &s.block_x, &s.block_y, &s.chunk);
+  if (D == 2) s.block_y = 1;
+  return s;
+}
+
+// One step over `box`. The streamed axis S = D-1 keeps a register window
+// win[0..2R] = u at offsets -R..R along S; axes before S read global memory.
+template <int D, int R, class Real, StepKind K>
+__global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, Real* __restrict__ out,
+                                                   const LaplacianWeights<D, R, Real> lap, const TimeUpdate<Real> up,
+                                                   const Box<D> box, const Layout<D> layout, const int chunk) {
+  constexpr int S = D - 1;
+  Index<D> i;
+  i[0] = box.lo[0] + blockIdx.x * blockDim.x + threadIdx.x;
+  if (i[0] >= box.hi[0]) return;
+  if constexpr (D == 3) {
+    i[1] = box.lo[1] + blockIdx.y * blockDim.y + threadIdx.y;
+    if (i[1] >= box.hi[1]) return;
+  }
+  const long first = box.lo[S] + static_cast<long>(D == 2 ? blockIdx.y : blockIdx.z) * chunk;
+  const long last = min(first + chunk, box.hi[S]);
+  if (first >= last) return;
+  i[S] = first;
+  const long st = lap.stride[S];
+  long p = layout.offset(i);
+
+  Real win[2 * R + 1];
+#pragma unroll
+  for (int j = 0; j < 2 * R; ++j) win[j] = u[p + (j - R) * st];
+  win[2 * R] = u[p + R * st];
+  for (long s = first; s < last; ++s, p += st) {
+    Real lap_value = 0;
+#pragma unroll
+    for (int a = 0; a < D; ++a) {
+      Real minus[R + 1], plus[R + 1];
+#pragma unroll
+      for (int j = 1; j <= R; ++j) {
+        if (a == S) {
+          minus[j] = win[R - j], plus[j] = win[R + j];
+        } else {
+          minus[j] = u[p - j * lap.stride[a]], plus[j] = u[p + j * lap.stride[a]];
+        }
+      }
+      lap_value += lap.along(a, win[R], minus, plus);
+    }
+    if constexpr (K == StepKind::heat) out[p] = up.heat(win[R], lap_value);
+    else if constexpr (K == StepKind::wave) out[p] = up.wave(win[R], out[p], lap_value);
+    else out[p] = up.wave_start(win[R], out[p], lap_value);
+#pragma unroll
+    for (int j = 0; j < 2 * R; ++j) win[j] = win[j + 1];
+    if (s + 1 < last) win[2 * R] = u[p + (R + 1) * st];
+  }
+}
+
+// Index of the n-th point of a box, x fastest.
+template <int D>
+__device__ __forceinline__ Index<D> box_point(const Box<D>& box, long n) {
+  Index<D> i;
+#pragma unroll
+  for (int a = 0; a < D; ++a) {
+    const long e = box.extent(a);
+    i[a] = box.lo[a] + n % e;
+    n /= e;
+  }
+  return i;
+}
+
+// The ghosts of the physical faces of one axis (both sides: blockIdx.y).
+template <int D, class Real>
+struct AxisFaces {
+  int count;
+  int axis;
+  Box<D> box[2];
+  FaceRule rule[2];
+};
+
+template <int D, class Real>
+__global__ void ghost_kernel(Real* u, const Layout<D> layout, const AxisFaces<D, Real> faces) {
+  if (blockIdx.y >= faces.count) return;
+  const Box<D> box = faces.box[blockIdx.y];
+  const FaceRule rule = faces.rule[blockIdx.y];
+  const int a = faces.axis;
+  const long n = box.size();
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+    Index<D> i = box_point(box, k), src = i;
+    src[a] = rule.source(i[a]);
+    u[layout.offset(i)] = rule.ghost(i[a], u[layout.offset(src)]);
+  }
+}
+
+template <int D, class Real>
+__global__ void initial_kernel(Real* u, const Layout<D> layout, const Index<D> offset, const InitialSpec spec) {
+  const Box<D> box = layout.owned_box();
+  const long n = box.size();
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const Index<D> i = box_point(box, k);
+    long g[max_dims] = {0, 0, 0};
+#pragma unroll
+    for (int a = 0; a < D; ++a) g[a] = i[a] + offset[a];
+    u[layout.offset(i)] = static_cast<Real>(initial_value(spec, g));
+  }
+}
+
+// Box <-> contiguous buffer, x fastest (halo faces, I/O).
+template <int D, class Real, bool ToBuffer>
+__global__ void copy_box_kernel(Real* u, const Layout<D> layout, const Box<D> box, Real* buffer) {
+  const long n = box.size();
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const long p = layout.offset(box_point(box, k));
+    if constexpr (ToBuffer) buffer[k] = u[p];
+    else u[p] = buffer[k];
+  }
+}
+
+// Diagnostics: per-block partial sums in double, reduced on the host in block
+// order (deterministic). Slots: min, max, weight, sum, squares, kinetic,
+// potential, non-finite count.
+constexpr int stats_slots = 8;
+constexpr int stats_threads = 256;
+
+template <int D, int R, class Real>
+__global__ void __launch_bounds__(stats_threads) stats_kernel(const Real* u, const Real* prev,
+                                                              const LaplacianWeights<D, R, Real> lap,
+                                                              const LocalDomain<D> domain, const Box<D> updated,
+                                                              const double dt, const double c2, const bool energy,
+                                                              double* partials) {
+  const Box<D> owned = domain.layout.owned_box();
+  const long n = owned.size();
+  double v_min = INFINITY, v_max = -INFINITY, w_sum = 0, sum = 0, sq = 0, kin = 0, pot = 0, bad = 0;
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const Index<D> i = box_point(owned, k);
+    const long p = domain.layout.offset(i);
+    const double v = u[p];
+    if (!isfinite(v)) {
+      bad += 1;
+      continue;
+    }
+    double w = 1;
+    bool in_updated = true;
+#pragma unroll
+    for (int a = 0; a < D; ++a) {
+      w *= domain.weight(a, i[a]);
+      in_updated = in_updated && i[a] >= updated.lo[a] && i[a] < updated.hi[a];
+    }
+    v_min = fmin(v_min, v), v_max = fmax(v_max, v);
+    w_sum += w, sum += w * v, sq += w * v * v;
+    if (energy && in_updated) {
+      const double du = (v - prev[p]) / dt;
+      kin += w * du * du;
+      pot -= w * c2 * prev[p] * static_cast<double>(lap(u, p));
+    }
+  }
+  double vals[stats_slots] = {v_min, v_max, w_sum, sum, sq, kin, pot, bad};
+  __shared__ double shared[stats_slots][stats_threads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int s = 0; s < stats_slots; ++s) {
+    double x = vals[s];
+    for (int off = 16; off > 0; off /= 2) {
+      const double y = __shfl_down_sync(0xffffffffu, x, off);
+      x = s == 0 ? fmin(x, y) : s == 1 ? fmax(x, y) : x + y;
+    }
+    if (lane == 0) shared[s][warp] = x;
+  }
+  __syncthreads();
+  if (threadIdx.x < stats_slots) {
+    const int s = threadIdx.x;
+    double x = shared[s][0];
+    for (int w = 1; w < stats_threads / 32; ++w) x = s == 0 ? fmin(x, shared[s][w]) : s == 1 ? fmax(x, shared[s][w]) : x + shared[s][w];
+    partials[blockIdx.x * stats_slots + s] = x;
+  }
+}
+
+__global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n) {
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n; k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    out[k] = in[k];
+}
+
+int grid_for(long n, int threads) { return static_cast<int>(std::min<long>((n + threads - 1) / threads, 65536L)); }
+
+// ---------------------------------------------------------------- backend ---
+
+template <int D, class Real>
+class CudaBackend final : public Backend<D, Real> {
+ public:
+  CudaBackend(const Problem& problem, const LocalDomain<D>& domain)
+      : problem_(problem), domain_(domain), shape_(launch_shape<D>()) {
+    const std::size_t n = domain_.layout.storage_size();
+    current_.allocate(n);
+    second_.allocate(n);
+    // Poison (all bits set is a NaN): a read of a point nobody wrote shows up.
+    HW_CUDA(cudaMemset(current_.get(), 0xff, n * sizeof(Real)));
+    HW_CUDA(cudaMemset(second_.get(), 0xff, n * sizeof(Real)));
+    HW_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    HW_CUDA(cudaEventCreate(&start_));
+    HW_CUDA(cudaEventCreate(&stop_));
+    const double dt = problem.dt, c = problem.config.c;
+    update_ = {static_cast<Real>(problem.config.alpha * dt), static_cast<Real>(c * c * dt * dt),
+               static_cast<Real>(0.5 * c * c * dt * dt), static_cast<Real>(dt)};
+  }
+  ~CudaBackend() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return "cuda"; }
+  long step() const override { return step_; }
+
+  void initialize() override {
+    const Problem& p = problem_;
+    set_initial(current_.get(), InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing));
+    fill_ghosts(current_.get());
+    if (wave()) {
+      const InitialCondition v0 = p.config.velocity ? *p.config.velocity : InitialCondition{InitialType::constant};
+      set_initial(second_.get(), InitialSpec::make(v0, p.dims, p.points, p.config.length, p.spacing));
+    } else {
+      HW_CUDA(cudaMemcpyAsync(second_.get(), current_.get(), domain_.layout.storage_size() * sizeof(Real),
+                              cudaMemcpyDeviceToDevice, stream_));
+    }
+    HW_CUDA(cudaStreamSynchronize(stream_));
+    step_ = 0;
+  }
+
+  void advance(int k) override {
+    for (int m = 0; m < k; ++m) {
+      const Box<D> box = domain_.update_box(problem_.config.radius, k - 1 - m);
+      problem_.config.radius == 1 ? launch_step<1>(box) : launch_step<2>(box);
+      std::swap(current_, second_);
+      fill_ghosts(current_.get());
+      ++step_;
+    }
+  }
+
+  std::shared_ptr<Real[]> make_exchange_buffer(std::size_t count) override {
+    // Pinned host memory: MPI without CUDA support stages halos through it.
+    Real* p = nullptr;
+    HW_CUDA(cudaMallocHost(&p, std::max<std::size_t>(count, 1) * sizeof(Real)));
+    return std::shared_ptr<Real[]>(p, [](Real* q) { cudaFreeHost(q); });
+  }
+
+  void pack(Level level, const Box<D>& box, Real* buffer) override { copy_box(field(level), box, buffer, true); }
+  void unpack(Level level, const Box<D>& box, const Real* buffer) override {
+    copy_box(field(level), box, const_cast<Real*>(buffer), false);
+  }
+  void read(Level level, Real* owned) override { copy_box(field(level), domain_.layout.owned_box(), owned, true); }
+  void write(Level level, const Real* owned) override {
+    copy_box(field(level), domain_.layout.owned_box(), const_cast<Real*>(owned), false);
+    if (level == Level::current) fill_ghosts(current_.get());
+    HW_CUDA(cudaStreamSynchronize(stream_));
+  }
+
+  LocalStats stats() override {
+    fill_ghosts(current_.get());
+    return problem_.config.radius == 1 ? stats_radius<1>() : stats_radius<2>();
+  }
+
+  void start_timer() override { HW_CUDA(cudaEventRecord(start_, stream_)); }
+  double stop_timer() override {
+    HW_CUDA(cudaEventRecord(stop_, stream_));
+    HW_CUDA(cudaEventSynchronize(stop_));
+    float ms = 0;
+    HW_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
+ private:
+  bool wave() const { return problem_.config.equation == Equation::wave; }
+
+  Real* field(Level level) {
+    if (level == Level::previous && !wave()) throw Error(ExitCode::internal, "the heat equation has no previous level");
+    return level == Level::current ? current_.get() : second_.get();
+  }
+
+  template <int R>
+  LaplacianWeights<D, R, Real> laplacian() const {
+    return LaplacianWeights<D, R, Real>::make(problem_.spacing, domain_.layout.strides());
+  }
+
+  template <int R>
+  void launch_step(const Box<D>& box) {
+    if (box.empty()) return;
+    constexpr int S = D - 1;
+    const dim3 block(shape_.block_x, shape_.block_y);
+    const unsigned chunks = static_cast<unsigned>((box.extent(S) + shape_.chunk - 1) / shape_.chunk);
+    dim3 grid(static_cast<unsigned>((box.extent(0) + block.x - 1) / block.x), chunks);
+    if constexpr (D == 3) grid = dim3(grid.x, static_cast<unsigned>((box.extent(1) + block.y - 1) / block.y), chunks);
+    const auto lap = laplacian<R>();
+    const Real* u = current_.get();
+    Real* out = second_.get();
+    if (!wave())
+      step_kernel<D, R, Real, StepKind::heat><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
+    else if (step_ == 0)
+      step_kernel<D, R, Real, StepKind::wave_start><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
+    else
+      step_kernel<D, R, Real, StepKind::wave><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
+    HW_CUDA(cudaGetLastError());
+  }
+
+  // Axis by axis, as the host backend does, so ghost corners come out alike.
+  void fill_ghosts(Real* u) {
+    const int r = problem_.config.radius;
+    for (int a = 0; a < D; ++a) {
+      AxisFaces<D, Real> faces{0, a, {}, {}};
+      long largest = 0;
+      for (int side = 0; side < 2; ++side) {
+        if (domain_.exchanged[a][side]) continue;
+        faces.box[faces.count] = domain_.ghost_box(a, side, r);
+        faces.rule[faces.count] = domain_.face[a][side];
+        largest = std::max(largest, faces.box[faces.count].size());
+        ++faces.count;
+      }
+      if (faces.count == 0) continue;
+      ghost_kernel<D, Real><<<dim3(grid_for(largest, 256), faces.count), 256, 0, stream_>>>(u, domain_.layout, faces);
+      HW_CUDA(cudaGetLastError());
+    }
+  }
+
+  void set_initial(Real* u, const InitialSpec& spec) {
+    initial_kernel<D, Real><<<grid_for(domain_.layout.owned_box().size(), 256), 256, 0, stream_>>>(u, domain_.layout, domain_.offset, spec);
+    HW_CUDA(cudaGetLastError());
+  }
+
+  // Through a device staging buffer and one contiguous copy to or from the host.
+  void copy_box(Real* u, const Box<D>& box, Real* host, bool to_host) {
+    const long n = box.size();
+    if (n == 0) return;
+    staging_.reserve(n);
+    if (to_host) {
+      copy_box_kernel<D, Real, true><<<grid_for(n, 256), 256, 0, stream_>>>(u, domain_.layout, box, staging_.get());
+      HW_CUDA(cudaGetLastError());
+      HW_CUDA(cudaMemcpyAsync(host, staging_.get(), n * sizeof(Real), cudaMemcpyDeviceToHost, stream_));
+      HW_CUDA(cudaStreamSynchronize(stream_));
+    } else {
+      HW_CUDA(cudaMemcpyAsync(staging_.get(), host, n * sizeof(Real), cudaMemcpyHostToDevice, stream_));
+      copy_box_kernel<D, Real, false><<<grid_for(n, 256), 256, 0, stream_>>>(u, domain_.layout, box, staging_.get());
+      HW_CUDA(cudaGetLastError());
+      HW_CUDA(cudaStreamSynchronize(stream_));  // the host buffer may be reused at once
+    }
+  }
+
+  template <int R>
+  LocalStats stats_radius() {
+    const int blocks = std::max(1, std::min(grid_for(domain_.layout.owned_box().size(), stats_threads), 1024));
+    partials_.reserve(static_cast<long>(blocks) * stats_slots);
+    const double c = problem_.config.c;
+    stats_kernel<D, R, Real><<<blocks, stats_threads, 0, stream_>>>(
+        current_.get(), second_.get(), laplacian<R>(), domain_, domain_.update_box(R, 0), problem_.dt, c * c,
+        wave() && step_ > 0, partials_.get());
+    HW_CUDA(cudaGetLastError());
+    std::vector<double> host(static_cast<std::size_t>(blocks) * stats_slots);
+    HW_CUDA(cudaMemcpyAsync(host.data(), partials_.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    HW_CUDA(cudaStreamSynchronize(stream_));
+    LocalStats s;
+    s.min = std::numeric_limits<double>::infinity(), s.max = -s.min;
+    double bad = 0;
+    for (int b = 0; b < blocks; ++b) {
+      const double* x = &host[static_cast<std::size_t>(b) * stats_slots];
+      s.min = std::min(s.min, x[0]), s.max = std::max(s.max, x[1]);
+      s.weight += x[2], s.sum += x[3], s.sum_squares += x[4], s.kinetic += x[5], s.potential += x[6], bad += x[7];
+    }
+    s.non_finite = static_cast<long>(bad);
+    s.points = domain_.layout.owned_box().size();
+    return s;
+  }
+
+  Problem problem_;
+  LocalDomain<D> domain_;
+  LaunchShape shape_;
+  TimeUpdate<Real> update_;
+  DeviceBuffer<Real> current_, second_, staging_;
+  DeviceBuffer<double> partials_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  long step_ = 0;
+};
+
+}  // namespace
+
+template <int D, class Real>
+std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain) {
+  return std::make_unique<CudaBackend<D, Real>>(problem, domain);
+}
+
+template std::unique_ptr<Backend<2, float>> make_backend(const Problem&, const LocalDomain<2>&);
+template std::unique_ptr<Backend<2, double>> make_backend(const Problem&, const LocalDomain<2>&);
+template std::unique_ptr<Backend<3, float>> make_backend(const Problem&, const LocalDomain<3>&);
+template std::unique_ptr<Backend<3, double>> make_backend(const Problem&, const LocalDomain<3>&);
+
+double copy_bandwidth(std::size_t bytes, int repeats) {
+  const std::size_t n = bytes / sizeof(float4);
+  DeviceBuffer<float4> a, b;
+  a.allocate(n);
+  b.allocate(n);
+  HW_CUDA(cudaMemset(a.get(), 0x3f, n * sizeof(float4)));
+  cudaEvent_t start, stop;
+  HW_CUDA(cudaEventCreate(&start));
+  HW_CUDA(cudaEventCreate(&stop));
+  int sms = 0;
+  HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::vector<double> seconds;
+  for (int r = 0; r < repeats + 2; ++r) {  // two warm-ups
+    HW_CUDA(cudaEventRecord(start));
+    copy_kernel<<<sms * 8, 512>>>(a.get(), b.get(), n);
+    HW_CUDA(cudaGetLastError());
+    HW_CUDA(cudaEventRecord(stop));
+    HW_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    HW_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    if (r >= 2) seconds.push_back(ms * 1e-3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(seconds.begin(), seconds.end());
+  return 2.0 * n * sizeof(float4) / seconds[seconds.size() / 2];
+}
+
+}  // namespace heatwave::cuda

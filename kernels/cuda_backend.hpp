@@ -1,0 +1,38 @@
+#pragma once
+// The CUDA backends behind a plain C++ header: the host code includes this
+// and never sees CUDA types, so it builds with or without CUDA.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solver/backend.hpp"
+
+namespace heatwave::cuda {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int compute_major = 0, compute_minor = 0;
+  int multiprocessors = 0;
+  double memory_gib = 0;
+  double l2_mib = 0;
+  int shared_per_block_optin_kib = 0;
+  bool clusters = false;  // thread-block clusters launchable (sm_90+)
+};
+
+// Devices this process sees (empty when none, or when the driver is absent).
+std::vector<DeviceInfo> devices();
+
+// Picks the device for this rank (node-local rank modulo device count) and
+// returns its description. Throws Error(cuda_error) when there is none.
+DeviceInfo select_device(int node_local_rank);
+
+// The baseline CUDA backend: one step per launch, fields in device memory.
+template <int D, class Real>
+std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain);
+
+// Device-to-device copy bandwidth in bytes/s (bytes read + bytes written),
+// median of `repeats` copies of `bytes` bytes: the roofline for the benchmarks.
+double copy_bandwidth(std::size_t bytes, int repeats);
+
+}  // namespace heatwave::cuda

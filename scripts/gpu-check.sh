@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: build with ninja, run the gpu tests (and the rest
+# of the suite), compute-sanitizer on a small case of each kernel, and the
+# benchmark suite. Logs and JSON go under the folder given (default out/gpu).
+#   scripts/gpu-check.sh OUT_DIR [bench suite]
+# Libraries the GPU image may lack can be carried as Debian .debs in
+# .carry/debs (unpacked into a private prefix, never into /).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:-out/gpu}")
+suite=${2:-bench/standard.yaml}
+mkdir -p "$out"
+log() { echo "== $*" | tee -a "$out/summary.txt"; }
+status=0
+
+if compgen -G ".carry/debs/*.deb" >/dev/null; then
+  prefix=/tmp/heatwave-deps
+  for f in .carry/debs/*.deb; do dpkg -x "$f" "$prefix"; done
+  export CMAKE_PREFIX_PATH="$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  log "carried packages unpacked into $prefix"
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+
+log "configure and build"
+export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j "$(nproc)"; } >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log"
+  log "BUILD FAILED"
+  exit 1
+fi
+build-gpu/heatwave info | tee "$out/info.txt"
+
+log "tests (ctest, all labels)"
+(cd build-gpu && ctest --output-on-failure -j 8) >"$out/ctest.log" 2>&1 || status=1
+grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/ctest.log" | tee -a "$out/summary.txt"
+
+log "compute-sanitizer on small cases of each kernel"
+for tool in memcheck racecheck synccheck; do
+  for case in bench/sanitize/*.yaml; do
+    name=$(basename "$case" .yaml)
+    if compute-sanitizer --tool "$tool" --error-exitcode 99 build-gpu/heatwave run "$case" --backend cuda \
+         --metrics /tmp/sanitize.json >"$out/sanitize-$tool-$name.log" 2>&1; then
+      echo "$tool $name: clean" | tee -a "$out/summary.txt"
+    else
+      echo "$tool $name: FAILED (see sanitize-$tool-$name.log)" | tee -a "$out/summary.txt"
+      tail -20 "$out/sanitize-$tool-$name.log"
+      status=1
+    fi
+  done
+done
+mkdir -p "$out/logs" && mv "$out"/sanitize-*.log "$out/logs/" 2>/dev/null
+
+log "benchmarks: $suite"
+build-gpu/heatwave bench "$suite" --json "$out/bench.json" 2>&1 | tee "$out/bench.log" | grep -E "^\||roofline:" || status=1
+log "done (status $status)"
+exit $status

@@ -1,0 +1,22 @@
+// GPU tests: skip visibly (exit 77, ctest SKIP_RETURN_CODE) where no CUDA device is visible.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "kernels/cuda_backend.hpp"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const auto devices = heatwave::cuda::devices();
+  if (devices.empty()) {
+    std::printf("SKIPPED: no CUDA device visible; the gpu tests need one\n");
+    MPI_Finalize();
+    return 77;
+  }
+  std::printf("running on %s (sm_%d%d)\n", devices[0].name.c_str(), devices[0].compute_major, devices[0].compute_minor);
+  ::testing::InitGoogleTest(&argc, argv);
+  const int result = RUN_ALL_TESTS();
+  MPI_Finalize();
+  return result;
+}
