@@ -16,13 +16,17 @@ int host_threads() { return omp_get_max_threads(); }
 
 namespace {
 
+// Boxes smaller than this run on one thread: waking a team costs more than
+// the work, and far more when cores are oversubscribed (parallel ctest runs).
+constexpr long parallel_threshold = 1 << 15;
+
 // Calls row(start) for every x-row of the box, rows spread over OpenMP threads.
 template <int D, class F>
 void parallel_rows(const Box<D>& box, F&& row) {
   if (box.empty()) return;
   long rows = 1;
   for (int a = 1; a < D; ++a) rows *= box.extent(a);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (box.size() >= parallel_threshold)
   for (long r = 0; r < rows; ++r) {
     Index<D> start;
     start[0] = box.lo[0];
@@ -191,7 +195,7 @@ class HostBackend final : public Backend<D, Real> {
     long rows = 1;
     for (int a = 1; a < D; ++a) rows *= owned.extent(a);
 #pragma omp parallel for schedule(static) reduction(min : mn) reduction(max : mx) \
-    reduction(+ : w_sum, sum, sq, kin, pot, bad)
+    reduction(+ : w_sum, sum, sq, kin, pot, bad) if (owned.size() >= parallel_threshold)
     for (long r = 0; r < rows; ++r) {
       Index<D> i;
       long rest = r;
