@@ -15,6 +15,7 @@
 #include "io/metrics.hpp"
 #include "solver/problem.hpp"
 #include "solver/simulation.hpp"
+#include "validation/suite.hpp"
 #ifdef HEATWAVE_HAVE_CUDA
 #include "kernels/cuda_backend.hpp"
 #endif
@@ -115,6 +116,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "host", "cuda", "cuda-cluster"}));
   run_cmd->add_option("--threads", run.threads, "host OpenMP threads (0: default)")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--metrics", run.metrics, "metrics JSON path");
+  validation::Options validate;
+  auto* validate_cmd = app.add_subcommand("validate", "run a validation suite: exact solutions, convergence orders, "
+                                                      "the Kokkos reference, conservation; a pass/fail report");
+  validate_cmd->add_option("suite", validate.suite_path, "suite YAML file (configs/validation/standard.yaml)")->required();
+  validate_cmd->add_option("--output-dir", validate.output_dir, "report directory (default: the suite's 'output')");
+  validate_cmd->add_option("--json", validate.json_path, "report JSON path (default: <output-dir>/report.json)");
+  validate_cmd->add_option("--markdown", validate.markdown_path, "report Markdown path (default: <output-dir>/report.md)");
+  validate_cmd->add_option("--backend", validate.backend, "run every case on this backend")
+      ->check(CLI::IsMember({"auto", "host", "cuda", "cuda-cluster"}));
+  validate_cmd->add_flag("!--no-plots", validate.plots, "skip the convergence plots (Python + matplotlib)");
   auto* info_cmd = app.add_subcommand("info", "version, build features and devices");
   bench::Options bench_options;
   auto* bench_cmd = app.add_subcommand("bench", "benchmark a matrix of cases against the memory roofline");
@@ -134,6 +145,7 @@ int main(int argc, char** argv) {
     }
     init_logging(rank, size, spdlog::level::from_str(log_level));
     if (*run_cmd) code = command_run(run);
+    else if (*validate_cmd) code = static_cast<int>(validation::run_suite(validate));
     else if (*info_cmd) code = command_info();
     else if (*bench_cmd) code = bench::run(bench_options);
   } catch (const Error& e) {

@@ -64,7 +64,7 @@ Suite load_suite(const std::string& text, const std::string& source) {
   } catch (const YAML::ParserException& e) {
     throw Error(ExitCode::yaml_syntax, source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
   }
-  Section top(root, "", source, {"repeats", "warmup_steps", "steps", "copy_bytes", "cases"});
+  yaml::Section top(root, "", source, {"repeats", "warmup_steps", "steps", "copy_bytes", "cases"});
   Suite s;
   s.repeats = top.get<int>("repeats", s.repeats);
   s.warmup_steps = top.get<int>("warmup_steps", s.warmup_steps);
@@ -76,7 +76,7 @@ Suite load_suite(const std::string& text, const std::string& source) {
   YAML::Node cases = top.raw("cases");
   if (!cases.IsSequence()) top.invalid("cases", "must be a list of case matrices");
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    Section c(cases[i], "cases[" + std::to_string(i) + "]", source, {"backend", "equation", "precision", "radius", "grid"});
+    yaml::Section c(cases[i], "cases[" + std::to_string(i) + "]", source, {"backend", "equation", "precision", "radius", "grid"});
     const auto backends = c.list<std::string>("backend");
     const auto equations = c.list<std::string>("equation");
     const auto precisions = c.list<std::string>("precision");

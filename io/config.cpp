@@ -41,6 +41,8 @@ const char* to_string(InitialType t) {
 
 namespace {
 
+using yaml::Section;
+
 const std::vector<std::string> initial_keys{"type", "amplitude", "modes", "center", "width", "value", "seed"};
 
 // An initial field (u0, or v0 for the wave). Gaussian centres default to the domain centre.

@@ -23,6 +23,7 @@ enum class ExitCode : int {
   io_error = 13,         // reading or writing a data file failed
   mpi_error = 14,        // decomposition / MPI failures
   cuda_error = 15,       // a CUDA call failed
+  validation_failed = 18,  // `heatwave validate` ran and at least one check failed
   interrupted = 75,      // stopped by SIGTERM/SIGUSR1 after a checkpoint (EX_TEMPFAIL: requeue)
 };
 

@@ -1,8 +1,8 @@
 #pragma once
-// Strict reading of a YAML map: the keys it allows, typed values, and errors
-// that name the file, line, column, key path and value (io/errors.hpp codes).
-// The config, the benchmark suites and the validation suites all read YAML
-// through this one class.
+// Strict reading of a YAML map: the key paths, unknown keys (with the nearest
+// valid one), wrong types and bad values become heatwave::Error with the file,
+// line and column. The config (io/config.cpp) and the validation suite
+// (validation/suite.cpp) read their files through it.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -16,9 +16,8 @@
 
 #include "io/errors.hpp"
 
-namespace heatwave {
+namespace heatwave::yaml {
 
-namespace yaml_detail {
 inline std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -49,8 +48,6 @@ template <> struct TypeName<double> { static constexpr const char* value = "a nu
 template <> struct TypeName<std::string> { static constexpr const char* value = "a string"; };
 template <> struct TypeName<std::uint64_t> { static constexpr const char* value = "a non-negative integer"; };
 
-}  // namespace yaml_detail
-
 // A map in the YAML tree at a known key path. It knows which keys it allows,
 // so unknown keys are reported (with the nearest valid one) before anything else.
 class Section {
@@ -59,14 +56,14 @@ class Section {
       : node_(std::move(node)), path_(std::move(path)), file_(file), allowed_(std::move(allowed)) {
     if (!node_.IsMap())
       fail(ExitCode::wrong_type, node_, path_.empty() ? "the config" : "'" + path_ + "'",
-           "expects a map of keys, got " + yaml_detail::scalar_text(node_));
+           "expects a map of keys, got " + scalar_text(node_));
     for (const auto& kv : node_) {
       const std::string key = kv.first.Scalar();
       if (std::find(allowed_.begin(), allowed_.end(), key) != allowed_.end()) continue;
       std::string best;
       std::size_t best_d = 3;  // suggest only near misses
       for (const auto& a : allowed_) {
-        auto d = yaml_detail::edit_distance(key, a);
+        auto d = edit_distance(key, a);
         if (d < best_d) best_d = d, best = a;
       }
       std::string msg = "unknown key '" + qualified(key) + "'";
@@ -99,7 +96,7 @@ class Section {
     YAML::Node n = node_[key];
     if (!n.IsSequence())
       fail(ExitCode::wrong_type, n, "'" + qualified(key) + "'", std::string("expects a list of ") +
-                                                                  yaml_detail::TypeName<T>::value + "s, got " + yaml_detail::scalar_text(n));
+                                                                  TypeName<T>::value + "s, got " + scalar_text(n));
     std::vector<T> out;
     for (std::size_t i = 0; i < n.size(); ++i) out.push_back(convert<T>(n[i], qualified(key) + "[" + std::to_string(i) + "]"));
     return out;
@@ -135,9 +132,9 @@ class Section {
     T v{};
     if (!n.IsScalar() || !YAML::convert<T>::decode(n, v))
       fail(ExitCode::wrong_type, n, "'" + key + "'",
-           std::string("expects ") + yaml_detail::TypeName<T>::value + ", got " + yaml_detail::scalar_text(n));
+           std::string("expects ") + TypeName<T>::value + ", got " + scalar_text(n));
     if constexpr (std::is_floating_point_v<T>)
-      if (!std::isfinite(v)) fail(ExitCode::invalid_value, n, "'" + key + "'", "= " + yaml_detail::scalar_text(n) + " is not finite");
+      if (!std::isfinite(v)) fail(ExitCode::invalid_value, n, "'" + key + "'", "= " + scalar_text(n) + " is not finite");
     return v;
   }
   static std::string value_text(const YAML::Node& n) {
@@ -158,4 +155,4 @@ class Section {
   std::vector<std::string> allowed_;
 };
 
-}  // namespace heatwave
+}  // namespace heatwave::yaml

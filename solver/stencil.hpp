@@ -8,16 +8,24 @@
 
 namespace heatwave {
 
+#ifdef HEATWAVE_TEST_BROKEN_STENCIL
+// Test-only (tests/CMakeLists.txt builds heatwave_broken with it): a wrong
+// nearest-neighbour weight, to show that `heatwave validate` catches it.
+inline constexpr double neighbour_weight_error = 1e-3;
+#else
+inline constexpr double neighbour_weight_error = 0;
+#endif
+
 // Second-derivative weights c_0 (centre) .. c_R (offset +-j), for unit spacing.
 template <int R>
 struct CentralDifference;
 template <>
 struct CentralDifference<1> {
-  static constexpr double weight[2] = {-2.0, 1.0};
+  static constexpr double weight[2] = {-2.0, 1.0 + neighbour_weight_error};
 };
 template <>
 struct CentralDifference<2> {
-  static constexpr double weight[3] = {-30.0 / 12.0, 16.0 / 12.0, -1.0 / 12.0};
+  static constexpr double weight[3] = {-30.0 / 12.0, 16.0 / 12.0 + neighbour_weight_error, -1.0 / 12.0};
 };
 
 // The weights divided by h_a^2, per axis, in the working precision.

@@ -1,0 +1,31 @@
+#pragma once
+// The Kokkos reference solver: an independent implementation of the numerics
+// contract (DESIGN.md) that shares no stencil or boundary code with solver/ or
+// kernels/, so that agreement with it means something. It shares only the
+// Config/Problem structs and the initial-condition definitions.
+//
+// A plain C++ interface (no Kokkos types): the reference builds as C++17 for
+// the installed Kokkos headers and the C++20 code calls it through this file.
+#include <string>
+#include <vector>
+
+#include "solver/problem.hpp"
+
+namespace heatwave::reference {
+
+// The global fields at one step, x fastest, widened to double (exact copies of
+// the working precision).
+struct Fields {
+  long step = 0;
+  std::vector<double> current;   // u^n
+  std::vector<double> previous;  // wave: u^{n-1}, v0 before the first step; heat: empty
+};
+
+// Runs the problem on this process and returns the fields at each of
+// `at_steps` (any order; each <= problem.steps is sensible, any >= 0 works).
+std::vector<Fields> run(const Problem& problem, const std::vector<long>& at_steps);
+
+// "Kokkos 3.4.1 (Serial)": the version and the execution space that runs.
+std::string description();
+
+}  // namespace heatwave::reference

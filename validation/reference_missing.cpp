@@ -1,0 +1,16 @@
+// Built instead of reference.cpp when HEATWAVE_KOKKOS=OFF: a suite that asks
+// for the reference says so and stops, never passes without it.
+#include "io/errors.hpp"
+#include "validation/reference.hpp"
+
+namespace heatwave::reference {
+
+std::vector<Fields> run(const Problem& problem, const std::vector<long>&) {
+  throw Error(ExitCode::invalid_value, problem.config.source +
+                                           ": the 'reference' check needs the Kokkos reference solver, and this build "
+                                           "has none (configure with -DHEATWAVE_KOKKOS=ON and Kokkos installed)");
+}
+
+std::string description() { return "no (built with HEATWAVE_KOKKOS=OFF)"; }
+
+}  // namespace heatwave::reference

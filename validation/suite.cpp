@@ -1,0 +1,516 @@
+#include "validation/suite.hpp"
+
+#include <mpi.h>
+#include <spdlog/fmt/fmt.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "io/log.hpp"
+#include "io/yaml_section.hpp"
+#include "solver/initial.hpp"
+#include "solver/simulation.hpp"
+#include "validation/analytic.hpp"
+#include "validation/reference.hpp"
+#include "validation/report.hpp"
+
+namespace heatwave::validation {
+
+const char* to_string(CheckKind k) {
+  switch (k) {
+    case CheckKind::exact: return "exact";
+    case CheckKind::convergence: return "convergence";
+    case CheckKind::reference: return "reference";
+    case CheckKind::conservation: return "conservation";
+  }
+  return "?";
+}
+
+namespace {
+
+using yaml::Section;
+
+// ---------------------------------------------------------------- reading
+
+YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  if (!in) throw Error(ExitCode::file_not_found, path + ": cannot open the " + what + " (does it exist, is it readable?)");
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::ParserException& e) {
+    throw Error(ExitCode::yaml_syntax, path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                           std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  }
+}
+
+// Overrides: maps merge key by key, null removes a key, anything else replaces.
+void merge(YAML::Node target, const YAML::Node& patch) {
+  for (const auto& kv : patch) {
+    const std::string key = kv.first.Scalar();
+    if (kv.second.IsNull()) {
+      target.remove(key);
+      continue;
+    }
+    YAML::Node existing = target[key];
+    if (existing.IsMap() && kv.second.IsMap()) merge(existing, kv.second);
+    else target[key] = YAML::Clone(kv.second);
+  }
+}
+
+// "stencil.radius", 2 -> {stencil: {radius: 2}}
+YAML::Node nested_patch(const std::string& dotted, const YAML::Node& value) {
+  YAML::Node patch = YAML::Clone(value);
+  std::string path = dotted;
+  for (auto dot = path.rfind('.');; dot = path.rfind('.')) {
+    YAML::Node outer(YAML::NodeType::Map);
+    outer[path.substr(dot == std::string::npos ? 0 : dot + 1)] = patch;
+    patch = outer;
+    if (dot == std::string::npos) break;
+    path.resize(dot);
+  }
+  return patch;
+}
+
+struct Variant {
+  std::string name;
+  YAML::Node patch;
+};
+
+// The matrix: per axis either `config.path: [values]` or `name: {overrides}`;
+// the cases are the Cartesian product, named by their variants.
+std::vector<std::vector<Variant>> matrix_axes(const Section& c) {
+  std::vector<std::vector<Variant>> axes;
+  if (!c.has("matrix")) return axes;
+  YAML::Node m = c.raw("matrix");
+  if (!m.IsMap()) c.fail(ExitCode::wrong_type, m, "'" + c.qualified("matrix") + "'", "expects a map of axes");
+  for (const auto& axis : m) {
+    const std::string key = axis.first.Scalar();
+    std::vector<Variant> variants;
+    if (axis.second.IsSequence()) {
+      const std::string last = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+      for (const auto& value : axis.second) {
+        if (!value.IsScalar()) c.fail(ExitCode::wrong_type, value, "'" + c.qualified("matrix." + key) + "'", "expects a list of values");
+        const std::string text = value.Scalar();
+        const bool numeric = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) != 0);
+        variants.push_back({numeric ? last + text : text, nested_patch(key, value)});
+      }
+    } else if (axis.second.IsMap()) {
+      for (const auto& v : axis.second) {
+        if (!v.second.IsMap())
+          c.fail(ExitCode::wrong_type, v.second, "'" + c.qualified("matrix." + key + "." + v.first.Scalar()) + "'",
+                 "expects a map of config overrides");
+        variants.push_back({v.first.Scalar(), v.second});
+      }
+    } else {
+      c.fail(ExitCode::wrong_type, axis.second, "'" + c.qualified("matrix." + key) + "'",
+             "expects a list of values or a map of named overrides");
+    }
+    if (variants.empty()) c.fail(ExitCode::invalid_value, axis.second, "'" + c.qualified("matrix." + key) + "'", "is empty");
+    axes.push_back(std::move(variants));
+  }
+  return axes;
+}
+
+// The base config of a case: inline, one of the suite's named `configs`, or a
+// file (relative to the suite file).
+YAML::Node base_config(const Section& c, const std::map<std::string, YAML::Node>& named, const std::string& suite_dir) {
+  YAML::Node n = c.raw("config");
+  if (n.IsMap()) return YAML::Clone(n);
+  if (!n.IsScalar()) c.fail(ExitCode::wrong_type, n, "'" + c.qualified("config") + "'", "expects a config map, a name from 'configs' or a file path");
+  if (auto it = named.find(n.Scalar()); it != named.end()) return YAML::Clone(it->second);
+  const std::filesystem::path path = std::filesystem::path(suite_dir) / n.Scalar();
+  YAML::Node file = load_yaml_file(path.string(), "case config");
+  if (!file.IsMap()) c.fail(ExitCode::wrong_type, n, "'" + c.qualified("config") + "'", "names a file that is not a config map");
+  return file;
+}
+
+double default_tolerance(CheckKind kind, Precision precision) {
+  const bool f32 = precision == Precision::float32;
+  switch (kind) {
+    case CheckKind::exact: return f32 ? 1e-5 : 1e-12;
+    // Two implementations round differently, and the differences grow with the steps.
+    case CheckKind::reference: return f32 ? 1e-4 : 1e-11;
+    case CheckKind::conservation: return f32 ? 1e-5 : 1e-12;
+    case CheckKind::convergence: return 0.1;
+  }
+  return 0;
+}
+
+// Why `check` cannot be measured on this problem ("" when it can).
+std::string inapplicable(CheckKind kind, const Problem& p) {
+  if (kind == CheckKind::exact || kind == CheckKind::convergence) return analytic::mode_problem(p);
+  if (kind != CheckKind::conservation) return "";
+  const bool heat = p.config.equation == Equation::heat;
+  for (int a = 0; a < p.dims; ++a)
+    for (const auto& f : p.config.boundary[a]) {
+      if (f.type == BoundaryType::periodic) continue;
+      if (heat && f.type != BoundaryType::neumann)
+        return "the mean of the heat equation is conserved with periodic or zero-flux neumann faces only";
+      if (f.value != 0) return "conservation needs homogeneous faces (value 0)";
+    }
+  return "";
+}
+
+Check parse_check(const Section& checks, const std::string& key, CheckKind kind, const Problem& p) {
+  YAML::Node n = checks.raw(key);
+  const bool convergence = kind == CheckKind::convergence;
+  std::vector<std::string> allowed{"tolerance"};
+  if (convergence) allowed.insert(allowed.end(), {"levels", "time_power", "nu", "order"});
+  Section s(n.IsNull() ? YAML::Node(YAML::NodeType::Map) : n, checks.qualified(key), checks.file(), allowed);
+  Check c;
+  c.kind = kind;
+  c.tolerance = s.get<double>("tolerance", default_tolerance(kind, p.config.precision));
+  if (c.tolerance <= 0) s.invalid("tolerance", "must be > 0");
+  if (convergence) {
+    c.levels = s.get<int>("levels", c.levels);
+    if (c.levels < 2) s.invalid("levels", "must be >= 2 (an order needs two grids)");
+    c.time_power = s.get<double>("time_power", c.time_power);
+    if (c.time_power <= 0) s.invalid("time_power", "must be > 0 (dt = nu * h^time_power)");
+    c.nu = s.get<double>("nu", c.nu);
+    if (c.nu <= 0) s.invalid("nu", "must be > 0");
+    c.order = s.get<double>("order", 2.0 * p.config.radius);
+    if (c.order <= 0) s.invalid("order", "must be > 0");
+  }
+  if (const std::string why = inapplicable(kind, p); !why.empty())
+    checks.fail(ExitCode::invalid_value, n, "'" + checks.qualified(key) + "'", "cannot be checked on this case: " + why);
+  return c;
+}
+
+Case make_case(const Section& c, const std::string& name, YAML::Node config_node, const std::string& backend, int ranks,
+               const std::string& source) {
+  YAML::Emitter e;
+  e << config_node;
+  Case out;
+  out.name = name;
+  out.config = load_config_text(e.c_str(), source + ": case '" + name + "' (merged config)");
+  if (!backend.empty()) out.config.backend = backend;
+  out.ranks = ranks;
+  const Problem p = Problem::from(out.config);
+  if (c.has("steps")) {
+    out.steps = c.list<long>("steps");
+    for (long s : out.steps)
+      if (s < 1 || s > p.steps) c.invalid("steps", "must lie in [1, " + std::to_string(p.steps) + "] (the run's steps)");
+  }
+  Section checks = c.section("checks", {"exact", "convergence", "reference", "conservation"});
+  const std::pair<const char*, CheckKind> kinds[] = {{"exact", CheckKind::exact},
+                                                     {"convergence", CheckKind::convergence},
+                                                     {"reference", CheckKind::reference},
+                                                     {"conservation", CheckKind::conservation}};
+  for (const auto& [key, kind] : kinds)
+    if (checks.has(key)) out.checks.push_back(parse_check(checks, key, kind, p));
+  if (out.checks.empty()) c.invalid("checks", "names no check (exact, convergence, reference, conservation)");
+  return out;
+}
+
+const std::vector<std::pair<std::string, std::string>> backend_choices{
+    {"auto", "auto"}, {"host", "host"}, {"cuda", "cuda"}, {"cuda-cluster", "cuda-cluster"}};
+
+}  // namespace
+
+Suite load_suite(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path, "validation suite");
+  if (!root.IsDefined() || root.IsNull()) throw Error(ExitCode::invalid_value, path + ": the suite is empty");
+  Section top(root, "", path, {"suite", "output", "backend", "ranks", "configs", "cases"});
+  Suite suite;
+  suite.source = path;
+  suite.name = top.get<std::string>("suite", std::filesystem::path(path).stem().string());
+  suite.output_dir = top.get<std::string>("output", "validation-report");
+  const std::string suite_backend = top.choice<std::string>("backend", "", backend_choices);
+  const int suite_ranks = top.get<int>("ranks", 1);
+  if (suite_ranks < 1) top.invalid("ranks", "must be >= 1");
+  const std::string suite_dir = std::filesystem::path(path).parent_path().string();
+
+  std::map<std::string, YAML::Node> named;
+  if (top.has("configs")) {
+    YAML::Node configs = top.raw("configs");
+    if (!configs.IsMap()) top.fail(ExitCode::wrong_type, configs, "'configs'", "expects a map of named base configs");
+    for (const auto& kv : configs) named[kv.first.Scalar()] = kv.second;
+  }
+
+  YAML::Node cases = top.raw("cases");
+  if (!cases.IsSequence() || cases.size() == 0)
+    top.fail(ExitCode::wrong_type, cases, "'cases'", "expects a non-empty list of cases");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    Section c(cases[i], "cases[" + std::to_string(i) + "]", path,
+              {"name", "config", "overrides", "matrix", "backend", "ranks", "steps", "checks"});
+    const std::string name = c.require<std::string>("name");
+    const std::string backend = c.choice<std::string>("backend", suite_backend, backend_choices);
+    const int ranks = c.get<int>("ranks", suite_ranks);
+    if (ranks < 1) c.invalid("ranks", "must be >= 1");
+    if (!c.has("config")) c.invalid("config", "is required (an inline map, a name from 'configs' or a file)");
+    YAML::Node base = base_config(c, named, suite_dir);
+    if (c.has("overrides")) {
+      if (!c.raw("overrides").IsMap()) c.fail(ExitCode::wrong_type, c.raw("overrides"), "'" + c.qualified("overrides") + "'", "expects a map");
+      merge(base, c.raw("overrides"));
+    }
+    // Expand the matrix: one case per combination of variants.
+    std::vector<std::pair<std::string, YAML::Node>> expanded{{name, base}};
+    for (const auto& axis : matrix_axes(c)) {
+      std::vector<std::pair<std::string, YAML::Node>> next;
+      for (const auto& [case_name, node] : expanded)
+        for (const Variant& v : axis) {
+          YAML::Node copy = YAML::Clone(node);
+          merge(copy, v.patch);
+          next.emplace_back(case_name + "-" + v.name, copy);
+        }
+      expanded = std::move(next);
+    }
+    for (const auto& [case_name, node] : expanded) {
+      for (const Case& existing : suite.cases)
+        if (existing.name == case_name) c.invalid("name", "makes case '" + case_name + "' a second time; case names must be unique");
+      suite.cases.push_back(make_case(c, case_name, node, backend, ranks, path));
+    }
+  }
+  return suite;
+}
+
+namespace {
+
+// ---------------------------------------------------------------- running
+
+// The state of a backend run at one step, on rank 0 of the case's ranks.
+struct Snapshot {
+  long step = 0;
+  std::vector<double> current, previous;  // previous: wave only
+  FieldSummary summary;
+};
+
+template <int D, class Real>
+std::vector<Snapshot> run_backend_typed(const Problem& p, const std::vector<long>& steps, MPI_Comm comm) {
+  Simulation<D, Real> sim(p, comm);
+  const auto widen = [](const std::vector<Real>& v) { return std::vector<double>(v.begin(), v.end()); };
+  std::vector<Snapshot> out;
+  for (long s : steps) {
+    sim.advance(s - sim.step());
+    Snapshot snap;
+    snap.step = s;
+    snap.summary = sim.diagnose();
+    snap.current = widen(sim.gather(Level::current));
+    if (p.config.equation == Equation::wave) snap.previous = widen(sim.gather(Level::previous));
+    out.push_back(std::move(snap));
+  }
+  return out;
+}
+
+// `steps` ascending.
+std::vector<Snapshot> run_backend(const Problem& p, const std::vector<long>& steps, MPI_Comm comm) {
+  const bool f32 = p.config.precision == Precision::float32;
+  if (p.dims == 2) return f32 ? run_backend_typed<2, float>(p, steps, comm) : run_backend_typed<2, double>(p, steps, comm);
+  return f32 ? run_backend_typed<3, float>(p, steps, comm) : run_backend_typed<3, double>(p, steps, comm);
+}
+
+const Snapshot& at_step(const std::vector<Snapshot>& snaps, long step) {
+  return *std::find_if(snaps.begin(), snaps.end(), [&](const Snapshot& s) { return s.step == step; });
+}
+
+// max |u - factor*u0| and max |factor*u0| over the global grid (u0: the mode).
+std::pair<double, double> mode_error(const Problem& p, const std::vector<double>& u, double factor) {
+  const auto spec = InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
+  double err = 0, ref = 0;
+  long g[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    long rest = static_cast<long>(i);
+    for (int a = 0; a < p.dims; ++a) g[a] = rest % p.points[a], rest /= p.points[a];
+    const double exact = factor * initial_value(spec, g);
+    err = std::max(err, std::abs(u[i] - exact));
+    ref = std::max(ref, std::abs(exact));
+  }
+  return {err, ref};
+}
+
+// NaN measures fail: the comparison is written so that only a number passes.
+Outcome judge(double measured, double limit) { return measured <= limit ? Outcome::pass : Outcome::fail; }
+
+std::string at_text(long step) { return "@ step " + std::to_string(step); }
+
+Row row(const Case& c, CheckKind kind, std::string quantity, double measured, double tolerance, std::string note = "") {
+  return {c.name, to_string(kind), std::move(quantity), measured, fmt::format("<= {:.0e}", tolerance),
+          judge(measured, tolerance), std::move(note)};
+}
+
+void exact_rows(const Case& c, const Check& check, const Problem& p, const std::vector<Snapshot>& snaps,
+                const std::vector<long>& steps, Report& report) {
+  for (long s : steps) {
+    const auto [err, ref] = mode_error(p, at_step(snaps, s).current, analytic::discrete_factor(p, s));
+    Row r = row(c, check.kind, "max rel " + at_text(s), err / ref, check.tolerance);
+    // A mode decayed to nothing measures rounding, not the scheme.
+    if (ref < 1e-2 * std::abs(p.config.initial.amplitude))
+      r.outcome = Outcome::fail, r.note = "the mode decayed below 1% of its amplitude: check earlier steps";
+    report.rows.push_back(r);
+  }
+}
+
+// Relative differences of every level against the reference. Both levels are
+// measured against the larger of the two levels' norms (the solution's size at
+// that time): one wave level alone can pass through zero.
+void reference_rows(const Case& c, const Check& check, const Problem& p, const std::vector<Snapshot>& snaps,
+                    const std::vector<long>& steps, Report& report) {
+  const std::vector<reference::Fields> ref = reference::run(p, steps);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Snapshot& mine = at_step(snaps, steps[i]);
+    const std::pair<const char*, std::pair<const std::vector<double>*, const std::vector<double>*>> levels[] = {
+        {"current", {&mine.current, &ref[i].current}}, {"previous", {&mine.previous, &ref[i].previous}}};
+    double scale_max = 0, scale_sq = 0;
+    for (const auto& level : levels) {
+      double sq = 0;
+      for (double v : *level.second.second) scale_max = std::max(scale_max, std::abs(v)), sq += v * v;
+      scale_sq = std::max(scale_sq, sq);
+    }
+    for (const auto& [level, fields] : levels) {
+      const std::vector<double>&a = *fields.first, &b = *fields.second;
+      if (b.empty()) continue;  // heat: no previous level
+      double diff_max = 0, diff_sq = 0;
+      for (std::size_t k = 0; k < b.size(); ++k) {
+        const double d = std::abs(a[k] - b[k]);
+        diff_max = std::isnan(d) || std::isnan(diff_max) ? NAN : std::max(diff_max, d);
+        diff_sq += d * d;
+      }
+      const std::string at = " " + at_text(steps[i]);
+      report.rows.push_back(row(c, check.kind, level + std::string(" max rel") + at, diff_max / scale_max, check.tolerance));
+      report.rows.push_back(row(c, check.kind, level + std::string(" L2 rel") + at, std::sqrt(diff_sq / scale_sq), check.tolerance));
+    }
+  }
+}
+
+// Heat: the mean (relative to the initial max |u|); wave: the discrete energy
+// (relative to its value at step 1, where it is first defined).
+void conservation_rows(const Case& c, const Check& check, const Problem& p, const std::vector<Snapshot>& snaps,
+                       const std::vector<long>& steps, Report& report) {
+  const bool heat = p.config.equation == Equation::heat;
+  const FieldSummary& start = at_step(snaps, heat ? 0 : 1).summary;
+  for (long s : steps) {
+    const FieldSummary& f = at_step(snaps, s).summary;
+    const double change = heat ? std::abs(f.mean - start.mean) / std::max(std::abs(start.min), std::abs(start.max))
+                               : std::abs(f.energy - start.energy) / std::abs(start.energy);
+    report.rows.push_back(row(c, check.kind, std::string(heat ? "mean" : "energy") + " change " + at_text(s), change, check.tolerance));
+  }
+}
+
+// Grids that halve h, dt = nu*h^time_power to the same end time, error
+// against the continuous solution; the order between neighbouring grids.
+void convergence_rows(const Case& c, const Check& check, MPI_Comm comm, bool reporter, Report& report) {
+  const Problem base = Problem::from(c.config);
+  Ladder ladder{c.name, check.order, {}, {}, {}};
+  for (int level = 0; level < check.levels; ++level) {
+    Config cfg = c.config;
+    for (int a = 0; a < base.dims; ++a)
+      cfg.points[a] = base.periodic[a] ? base.points[a] << level : ((base.points[a] - 1) << level) + 1;
+    cfg.steps = 1, cfg.t_end.reset(), cfg.dt.reset();
+    const Problem grid = Problem::from(cfg);
+    const double h = *std::min_element(grid.spacing.begin(), grid.spacing.begin() + grid.dims);
+    const long steps = static_cast<long>(std::ceil(base.t_end / (check.nu * std::pow(h, check.time_power))));
+    cfg.steps = steps, cfg.dt = base.t_end / static_cast<double>(steps);
+    const Problem p = Problem::from(cfg);
+    const std::vector<Snapshot> end = run_backend(p, {p.steps}, comm);
+    if (!reporter) continue;
+    ladder.points.push_back(p.points[0]);
+    ladder.spacing.push_back(p.spacing[0]);
+    ladder.error.push_back(mode_error(p, end[0].current, analytic::continuous_factor(p, p.t_end)).first);
+  }
+  if (!reporter) return;
+  for (int level = 1; level < check.levels; ++level) {
+    const double order = std::log(ladder.error[level - 1] / ladder.error[level]) /
+                         std::log(ladder.spacing[level - 1] / ladder.spacing[level]);
+    Row r{c.name, "convergence", fmt::format("order {}->{} pts", ladder.points[level - 1], ladder.points[level]),
+          order, fmt::format("{:g} +- {:g}", check.order, check.tolerance), judge(std::abs(order - check.order), check.tolerance),
+          fmt::format("errors {:.3e} -> {:.3e}", ladder.error[level - 1], ladder.error[level])};
+    report.rows.push_back(r);
+  }
+  report.ladders.push_back(ladder);
+}
+
+void run_case(const Case& c, Report& report) {
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  const bool reporter = world_rank == 0;
+  if (c.ranks > world_size) {
+    for (const Check& check : c.checks)
+      report.rows.push_back({c.name, to_string(check.kind), "-", 0, "-", Outcome::skip,
+                             fmt::format("needs {} ranks, the job has {}: run under mpirun -n {}", c.ranks, world_size, c.ranks)});
+    return;
+  }
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank < c.ranks ? 0 : MPI_UNDEFINED, world_rank, &comm);
+  if (comm == MPI_COMM_NULL) return;
+
+  const Problem p = Problem::from(c.config);
+  std::vector<long> steps = c.steps.empty() ? std::vector<long>{p.steps} : c.steps;
+  // Every step any check needs, ascending: the checked ones, and where
+  // conservation starts (heat: 0; wave: 1, where the energy is first defined).
+  std::vector<long> needed = steps;
+  needed.push_back(p.config.equation == Equation::heat ? 0 : 1);
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  const bool one_run = std::any_of(c.checks.begin(), c.checks.end(), [](const Check& k) { return k.kind != CheckKind::convergence; });
+  const std::vector<Snapshot> snaps = one_run ? run_backend(p, needed, comm) : std::vector<Snapshot>{};
+  for (const Check& check : c.checks) {
+    switch (check.kind) {
+      case CheckKind::exact:
+        if (reporter) exact_rows(c, check, p, snaps, steps, report);
+        break;
+      case CheckKind::reference:
+        if (reporter) reference_rows(c, check, p, snaps, steps, report);
+        break;
+      case CheckKind::conservation:
+        if (reporter) conservation_rows(c, check, p, snaps, steps, report);
+        break;
+      case CheckKind::convergence:
+        convergence_rows(c, check, comm, reporter, report);
+        break;
+    }
+  }
+  MPI_Comm_free(&comm);
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+}  // namespace
+
+ExitCode run_suite(const Options& o) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Suite suite = load_suite(o.suite_path);
+  if (!o.backend.empty())
+    for (Case& c : suite.cases) c.config.backend = o.backend;
+  const std::string dir = o.output_dir.empty() ? suite.output_dir : o.output_dir;
+
+  Report report;
+  report.suite = suite.name;
+  report.source = suite.source;
+  report.reference = reference::description();
+  const double start = now();
+  for (const Case& c : suite.cases) {
+    const double t0 = now();
+    const std::size_t first = report.rows.size();
+    run_case(c, report);
+    const bool failed = std::any_of(report.rows.begin() + first, report.rows.end(), [](const Row& r) { return r.outcome == Outcome::fail; });
+    spdlog::info("case {} ({}, {} rank(s)): {} in {:.2f} s", c.name, c.config.backend, c.ranks,
+                 failed ? "FAIL" : "done", now() - t0);
+  }
+  report.seconds = now() - start;
+
+  int passed = report.passed() ? 1 : 0;
+  if (rank == 0) {
+    std::filesystem::create_directories(dir);
+    if (o.plots) make_plots(report, dir);
+    else if (!report.ladders.empty()) report.plot_note = "plots turned off (--no-plots)";
+    if (!report.plot_note.empty()) spdlog::warn("no convergence plots: {}", report.plot_note);
+    const std::string json = o.json_path.empty() ? dir + "/report.json" : o.json_path;
+    const std::string markdown = o.markdown_path.empty() ? dir + "/report.md" : o.markdown_path;
+    write_json(report, json);
+    write_markdown(report, markdown);
+    print_table(report);
+    spdlog::info("report written to {} and {}{}", json, markdown,
+                 report.plots.empty() ? "" : fmt::format(", {} plot(s) in {}", report.plots.size(), dir));
+  }
+  MPI_Bcast(&passed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return passed ? ExitCode::ok : ExitCode::validation_failed;
+}
+
+}  // namespace heatwave::validation
