@@ -100,10 +100,17 @@ hid_t file_type() {
   return std::is_same_v<Real, float> ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
 }
 
+std::vector<hsize_t> hsizes(const std::vector<std::uint64_t>& values) {
+  std::vector<hsize_t> out;
+  out.reserve(values.size());
+  for (std::uint64_t v : values) out.push_back(static_cast<hsize_t>(v));
+  return out;
+}
+
 // Chunks of at most ~1 MiB, made by halving the slowest axes first so that
 // x rows stay whole: Fletcher32 checks each chunk, and a damaged byte costs one chunk.
 std::vector<hsize_t> chunk_shape(const std::vector<std::uint64_t>& global, std::size_t element_size) {
-  std::vector<hsize_t> chunk(global.begin(), global.end());
+  std::vector<hsize_t> chunk = hsizes(global);
   auto bytes = [&] {
     hsize_t n = element_size;
     for (hsize_t c : chunk) n *= c;
@@ -148,7 +155,7 @@ template <class Real>
 void create_layout(hid_t file, const Block& block, const std::vector<Attribute>& attributes,
                    const std::vector<FieldView<Real>>& fields, const Context& where) {
   for (const Attribute& a : attributes) write_attribute(file, a, where);
-  const std::vector<hsize_t> dims(block.global.begin(), block.global.end());
+  const std::vector<hsize_t> dims = hsizes(block.global);
   const std::vector<hsize_t> chunk = chunk_shape(block.global, sizeof(Real));
   for (const auto& field : fields) {
     const Context at = where.on(field.name);
@@ -165,12 +172,12 @@ void create_layout(hid_t file, const Block& block, const std::vector<Attribute>&
 // The block as a hyperslab of a dataset's file space.
 Id select_block(hid_t dataset, const Block& block, const Context& at) {
   Id space(at(H5Dget_space(dataset), "H5Dget_space"), H5Sclose);
-  const std::vector<hsize_t> offset(block.offset.begin(), block.offset.end()), count(block.count.begin(), block.count.end());
+  const std::vector<hsize_t> offset = hsizes(block.offset), count = hsizes(block.count);
   at(H5Sselect_hyperslab(space, H5S_SELECT_SET, offset.data(), nullptr, count.data(), nullptr), "H5Sselect_hyperslab");
   return space;
 }
 Id memory_space(const Block& block, const Context& at) {
-  const std::vector<hsize_t> count(block.count.begin(), block.count.end());
+  const std::vector<hsize_t> count = hsizes(block.count);
   return Id(at(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), "H5Screate_simple"), H5Sclose);
 }
 
@@ -195,11 +202,11 @@ void write_fields(const std::string& path, MPI_Comm comm, const Block& block, co
   silence_automatic_error_printing();
   const std::string temporary = path + ".tmp";
   const Context where{temporary, "", ExitCode::io_error};
-  int rank = 0, size = 1;
+  int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
 #if HEATWAVE_HDF5_PARALLEL
-  // Parallel HDF5: every rank takes part in every call; the field data moves in collective MPI-IO writes.
+  // Parallel HDF5: every rank takes part in every call; the field data moves in
+  // collective MPI-IO writes. Failures here (disk full, permissions) strike all ranks alike.
   on_every_rank(comm, [&] {
     Id access(where(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
     where(H5Pset_fapl_mpio(access, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
@@ -213,6 +220,8 @@ void write_fields(const std::string& path, MPI_Comm comm, const Block& block, co
   });
 #else
   // Serial HDF5: rank 0 lays the file out, then the ranks write their blocks in rank order.
+  int size = 1;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   std::optional<Error> failure;
   auto attempt = [&](auto&& work) {
     if (failure) return;

@@ -330,7 +330,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
                      checkpoint.every_seconds > 0 && now() - last_checkpoint >= checkpoint.every_seconds ? 1 : 0};
     if (control.stop || checkpoint.every_seconds > 0)
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, events, 2, MPI_INT, MPI_MAX, decomposition_.comm()), "MPI_Allreduce");
-    const bool stop = events[0] != 0;
+    const bool stop = events[0] != 0 && step() < total_steps;  // a finished run just finishes
     if (stop || events[1] || due(checkpoint.every)) {
       const FieldSummary f = diagnose();  // never checkpoint a blown-up state
       check_finite(f, last.step);
