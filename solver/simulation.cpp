@@ -341,7 +341,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
     if (due(output.every)) write_output();
     if (stop) {
       m.interrupted = true;
-      spdlog::warn("stop requested (SIGTERM/SIGUSR1): stopped at step {} after a checkpoint; continue with --restart latest",
+      spdlog::info("stop requested (SIGTERM/SIGUSR1): stopped at step {} after a checkpoint; continue with --restart latest",
                    step());
       break;
     }
