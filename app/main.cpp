@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "build_info.hpp"
 #include "io/config.hpp"
 #include "io/errors.hpp"
+#include "io/hdf5.hpp"
 #include "io/log.hpp"
 #include "io/metrics.hpp"
 #include "solver/problem.hpp"
@@ -28,7 +30,23 @@ struct RunOptions {
   std::string backend;
   int threads = -1;
   std::string metrics;
+  std::string restart;
 };
+
+// Set by SIGTERM/SIGUSR1 (Slurm's warning before the time limit); the time
+// loop polls it at chunk boundaries, checkpoints and stops.
+volatile std::sig_atomic_t stop_requested = 0;
+extern "C" void request_stop(int) { stop_requested = 1; }
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int signal : {SIGTERM, SIGUSR1})
+    if (sigaction(signal, &action, nullptr) != 0)
+      throw Error(ExitCode::internal, "sigaction failed: cannot install the SIGTERM/SIGUSR1 handler");
+}
 
 int command_run(const RunOptions& o) {
   int rank = 0;
@@ -44,11 +62,21 @@ int command_run(const RunOptions& o) {
                to_string(config.equation), config.dims, to_string(config.precision), config.radius, config.source,
                config_hash(config));
   spdlog::info("resolved config:\n{}", to_yaml(config));
-  const RunMetrics metrics = run_problem(problem);
+  install_stop_handlers();
+  const RunMetrics metrics = run_problem(problem, RunControl{o.restart, &stop_requested});
+  if (metrics.interrupted) return static_cast<int>(ExitCode::interrupted);
   if (rank == 0 && !config.metrics_file.empty()) {
     write_metrics_json(config.metrics_file, config, metrics);
     spdlog::info("metrics written to {}", config.metrics_file);
   }
+  return 0;
+}
+
+int command_inspect(const std::string& path) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return 0;
+  std::fputs(hdf5::Reader(path).describe().c_str(), stdout);
   return 0;
 }
 
@@ -90,7 +118,7 @@ int command_info() {
 bool raised_on_every_rank(ExitCode code) {
   const int c = static_cast<int>(code);
   return (c >= static_cast<int>(ExitCode::file_not_found) && c <= static_cast<int>(ExitCode::non_finite)) ||
-         code == ExitCode::mpi_error;
+         code == ExitCode::mpi_error || code == ExitCode::incompatible_checkpoint || code == ExitCode::corrupt_file;
 }
 
 }  // namespace
@@ -116,6 +144,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "host", "cuda", "cuda-cluster"}));
   run_cmd->add_option("--threads", run.threads, "host OpenMP threads (0: default)")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--metrics", run.metrics, "metrics JSON path");
+  run_cmd->add_option("--restart", run.restart, "continue from a checkpoint: 'latest' (newest in checkpoint.dir) or a file");
   validation::Options validate;
   auto* validate_cmd = app.add_subcommand("validate", "run a validation suite: exact solutions, convergence orders, "
                                                       "the Kokkos reference, conservation; a pass/fail report");
@@ -131,6 +160,9 @@ int main(int argc, char** argv) {
   auto* bench_cmd = app.add_subcommand("bench", "benchmark a matrix of cases against the memory roofline");
   bench_cmd->add_option("suite", bench_options.suite, "benchmark suite YAML (default: a small built-in matrix)");
   bench_cmd->add_option("--json", bench_options.json, "results JSON path");
+  std::string inspect_path;
+  auto* inspect_cmd = app.add_subcommand("inspect", "print what a checkpoint or output file holds");
+  inspect_cmd->add_option("file", inspect_path, "HDF5 file")->required();
 
   int code = 0;
   bool abort_job = false;
@@ -148,6 +180,7 @@ int main(int argc, char** argv) {
     else if (*validate_cmd) code = static_cast<int>(validation::run_suite(validate));
     else if (*info_cmd) code = command_info();
     else if (*bench_cmd) code = bench::run(bench_options);
+    else if (*inspect_cmd) code = command_inspect(inspect_path);
   } catch (const Error& e) {
     abort_job = !raised_on_every_rank(e.code());
     if (rank == 0 || abort_job) spdlog::error("{}", e.what());

@@ -35,6 +35,7 @@ const char* to_string(InitialType t) {
     case InitialType::gaussian: return "gaussian";
     case InitialType::constant: return "constant";
     case InitialType::random: return "random";
+    case InitialType::file: return "file";
   }
   return "?";
 }
@@ -43,7 +44,7 @@ namespace {
 
 using yaml::Section;
 
-const std::vector<std::string> initial_keys{"type", "amplitude", "modes", "center", "width", "value", "seed"};
+const std::vector<std::string> initial_keys{"type", "amplitude", "modes", "center", "width", "value", "seed", "path", "dataset"};
 
 // An initial field (u0, or v0 for the wave). Gaussian centres default to the domain centre.
 InitialCondition parse_initial(const Section& s, const Config& cfg) {
@@ -53,7 +54,7 @@ InitialCondition parse_initial(const Section& s, const Config& cfg) {
   ic.type = s.choice<InitialType>("type", InitialType::sine,
                                   {{"sine", InitialType::sine}, {"cosine", InitialType::cosine},
                                    {"gaussian", InitialType::gaussian}, {"constant", InitialType::constant},
-                                   {"random", InitialType::random}});
+                                   {"random", InitialType::random}, {"file", InitialType::file}});
   ic.amplitude = s.get<double>("amplitude", 1.0);
   if (s.has("modes")) {
     auto modes = s.list<int>("modes");
@@ -73,6 +74,15 @@ InitialCondition parse_initial(const Section& s, const Config& cfg) {
   if (ic.width <= 0) s.invalid("width", "must be > 0");
   ic.value = s.get<double>("value", 0.0);
   ic.seed = s.get<std::uint64_t>("seed", 1);
+  if (ic.type == InitialType::file) {
+    ic.path = s.require<std::string>("path");
+    if (ic.path.empty()) s.invalid("path", "must name an HDF5 file");
+    ic.dataset = s.get<std::string>("dataset", ic.dataset);
+    if (ic.dataset.empty()) s.invalid("dataset", "must name a dataset in the file");
+  } else {
+    for (const char* key : {"path", "dataset"})
+      if (s.has(key)) s.invalid(key, "applies only to 'type: file'");
+  }
   return ic;
 }
 
@@ -103,7 +113,7 @@ Config parse(const YAML::Node& root, const std::string& file) {
   if (!root.IsDefined() || root.IsNull()) throw Error(ExitCode::invalid_value, file + ": the config is empty");
   Section top(root, "", file,
               {"equation", "precision", "grid", "stencil", "alpha", "c", "time", "boundary", "initial", "velocity",
-               "backend", "threads", "parallel", "diagnostics", "progress", "metrics"});
+               "backend", "threads", "parallel", "diagnostics", "progress", "metrics", "checkpoint", "output"});
 
   cfg.equation = top.choice<Equation>("equation", Equation::heat, {{"heat", Equation::heat}, {"wave", Equation::wave}});
   cfg.precision = top.choice<Precision>("precision", Precision::float64,
@@ -248,6 +258,38 @@ Config parse(const YAML::Node& root, const std::string& file) {
     Section m = top.section("metrics", {"file"});
     cfg.metrics_file = m.get<std::string>("file", cfg.metrics_file);
   }
+  if (top.has("checkpoint")) {
+    Section ck = top.section("checkpoint", {"every", "every_seconds", "keep", "dir"});
+    cfg.checkpoint.every = ck.get<long>("every", 0);
+    if (cfg.checkpoint.every < 0) ck.invalid("every", "must be >= 0 steps (0: off)");
+    cfg.checkpoint.every_seconds = ck.get<double>("every_seconds", 0.0);
+    if (cfg.checkpoint.every_seconds < 0) ck.invalid("every_seconds", "must be >= 0 seconds (0: off)");
+    cfg.checkpoint.keep = ck.get<int>("keep", cfg.checkpoint.keep);
+    if (cfg.checkpoint.keep < 1) ck.invalid("keep", "must be >= 1 (checkpoints kept on disk)");
+    cfg.checkpoint.dir = ck.get<std::string>("dir", cfg.checkpoint.dir);
+    if (cfg.checkpoint.dir.empty()) ck.invalid("dir", "must name a directory");
+  }
+  if (top.has("output")) {
+    Section out = top.section("output", {"every", "fields", "dir"});
+    cfg.output.every = out.get<long>("every", 0);
+    if (cfg.output.every < 0) out.invalid("every", "must be >= 0 steps (0: off)");
+    if (out.has("fields")) {
+      cfg.output.fields = out.list<std::string>("fields");
+      std::vector<std::string> known{"u"};
+      if (cfg.equation == Equation::wave) known.push_back("u_previous");
+      if (cfg.output.fields.empty()) out.invalid("fields", "needs at least one field");
+      for (std::size_t i = 0; i < cfg.output.fields.size(); ++i) {
+        const std::string& f = cfg.output.fields[i];
+        if (std::find(known.begin(), known.end(), f) == known.end())
+          out.invalid("fields", "names '" + f + "', not a field of the " + to_string(cfg.equation) +
+                                    " equation (fields: " + (known.size() == 1 ? "u" : "u, u_previous") + ")");
+        if (std::find(cfg.output.fields.begin(), cfg.output.fields.begin() + i, f) != cfg.output.fields.begin() + i)
+          out.invalid("fields", "names '" + f + "' twice");
+      }
+    }
+    cfg.output.dir = out.get<std::string>("dir", cfg.output.dir);
+    if (cfg.output.dir.empty()) out.invalid("dir", "must name a directory");
+  }
   return cfg;
 }
 
@@ -309,6 +351,10 @@ std::string to_yaml(const Config& c) {
         e << YAML::Key << "amplitude" << YAML::Value << Num{ic.amplitude};
         e << YAML::Key << "seed" << YAML::Value << ic.seed;
         break;
+      case InitialType::file:
+        e << YAML::Key << "path" << YAML::Value << ic.path;
+        e << YAML::Key << "dataset" << YAML::Value << ic.dataset;
+        break;
     }
     e << YAML::EndMap;
   };
@@ -360,6 +406,15 @@ std::string to_yaml(const Config& c) {
     << c.progress_seconds << YAML::EndMap;
   e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap << YAML::Key << "file" << YAML::Value
     << c.metrics_file << YAML::EndMap;
+  e << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "every" << YAML::Value << c.checkpoint.every;
+  e << YAML::Key << "every_seconds" << YAML::Value << Num{c.checkpoint.every_seconds};
+  e << YAML::Key << "keep" << YAML::Value << c.checkpoint.keep;
+  e << YAML::Key << "dir" << YAML::Value << c.checkpoint.dir << YAML::EndMap;
+  e << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "every" << YAML::Value << c.output.every;
+  e << YAML::Key << "fields" << YAML::Value << YAML::Flow << c.output.fields;
+  e << YAML::Key << "dir" << YAML::Value << c.output.dir << YAML::EndMap;
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }
@@ -373,6 +428,7 @@ std::string config_hash(const Config& c) {
   k.backend = defaults.backend, k.threads = defaults.threads, k.exchange_every = defaults.exchange_every;
   k.decomposition = defaults.decomposition, k.diagnostics_every = defaults.diagnostics_every;
   k.progress_seconds = defaults.progress_seconds, k.metrics_file = defaults.metrics_file;
+  k.checkpoint = defaults.checkpoint, k.output = defaults.output;
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64: stable across platforms and runs
   for (unsigned char ch : to_yaml(k)) h = (h ^ ch) * 1099511628211ull;
   char buf[17];

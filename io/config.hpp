@@ -12,7 +12,7 @@ namespace heatwave {
 enum class Equation { heat, wave };
 enum class Precision { float32, float64 };
 enum class BoundaryType { dirichlet, neumann, periodic };
-enum class InitialType { sine, cosine, gaussian, constant, random };
+enum class InitialType { sine, cosine, gaussian, constant, random, file };
 
 const char* to_string(Equation);
 const char* to_string(Precision);
@@ -37,6 +37,24 @@ struct InitialCondition {
   double width = 0.1;                                    // gaussian sigma
   double value = 0.0;                                    // constant
   std::uint64_t seed = 1;                                // random: uniform in [-amplitude, amplitude]
+  std::string path = "";                                 // file: HDF5 file (relative to the working directory)
+  std::string dataset = "u";                             // file: dataset of the global shape (z, y, x order)
+};
+
+// Checkpoints for restart: every `every` steps and/or every `every_seconds`
+// wall seconds (0: off), the last `keep` kept. A stop signal always writes one.
+struct CheckpointSettings {
+  long every = 0;
+  double every_seconds = 0;
+  int keep = 3;
+  std::string dir = "checkpoints";
+};
+
+// Field outputs for visualisation: HDF5 every `every` steps (0: off) plus an XDMF time series.
+struct OutputSettings {
+  long every = 0;
+  std::vector<std::string> fields{"u"};  // u, and u_previous for the wave equation
+  std::string dir = "output";
 };
 
 struct Config {
@@ -69,6 +87,8 @@ struct Config {
   long diagnostics_every = 100;   // steps; 0 disables (a final check always runs)
   double progress_seconds = 2.0;  // wall seconds between progress lines
   std::string metrics_file = "heatwave-metrics.json";
+  CheckpointSettings checkpoint;
+  OutputSettings output;
 };
 
 // Parse and validate. `source` names the text in messages.

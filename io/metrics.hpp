@@ -39,6 +39,8 @@ struct RunMetrics {
   double cells_per_second = 0;
   double bytes_per_update = 0;  // the minimum device-memory traffic per cell update
   FieldSummary initial, final;
+  long first_step = 0;       // > 0 after a restart
+  bool interrupted = false;  // stopped by a signal after a checkpoint
 };
 
 // Writes atomically (temporary name, then rename). Throws Error(io_error).

@@ -280,6 +280,7 @@ class CudaBackend final : public Backend<D, Real> {
 
   std::string name() const override { return "cuda"; }
   long step() const override { return step_; }
+  void set_step(long step) override { step_ = step; }
 
   void initialize() override {
     const Problem& p = problem_;

@@ -41,8 +41,10 @@ class Backend {
   // Advance k steps. The caller guarantees neighbour halos valid for k steps
   // (depth >= k*radius); physical faces are the backend's own business.
   virtual void advance(int k) = 0;
-  // Steps taken so far.
+  // Steps taken so far; set when the fields come from a checkpoint (restart),
+  // because the wave's first step differs from the others.
   virtual long step() const = 0;
+  virtual void set_step(long step) = 0;
 
   // Halo exchange support: copy a box of a level to or from a contiguous
   // buffer (x fastest). Buffers come from make_exchange_buffer so that a GPU

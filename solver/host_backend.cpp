@@ -55,6 +55,7 @@ class HostBackend final : public Backend<D, Real> {
 
   std::string name() const override { return "host"; }
   long step() const override { return step_; }
+  void set_step(long step) override { step_ = step; }
 
   void initialize() override {
     const Problem& p = problem_;

@@ -61,6 +61,8 @@ HW_HD double initial_value(const InitialSpec& s, const long* g) {
     }
     case InitialType::constant:
       return s.value;
+    case InitialType::file:  // read from HDF5 by the Simulation once the backend has initialised
+      return 0;
     case InitialType::random: {
       std::uint64_t linear = 0;
       for (int a = s.dims - 1; a >= 0; --a) linear = linear * static_cast<std::uint64_t>(s.points[a]) + g[a];

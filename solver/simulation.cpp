@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <tuple>
 
+#include "io/collective.hpp"
 #include "io/errors.hpp"
+#include "io/hdf5.hpp"
 #include "io/log.hpp"
+#include "solver/field_io.hpp"
 #include "solver/host_backend.hpp"
 #ifdef HEATWAVE_HAVE_CUDA
 #include "kernels/cuda_backend.hpp"
@@ -76,6 +81,120 @@ Simulation<D, Real>::Simulation(const Problem& problem, MPI_Comm comm)
       backend_(make_backend<D, Real>(problem_, domain_, decomposition_.comm(), backend_reason_)),
       halo_(*backend_, decomposition_, domain_, problem_.config.equation == Equation::wave ? 2 : 1) {
   backend_->initialize();
+  load_initial_files();
+}
+
+template <int D, class Real>
+void Simulation<D, Real>::load_initial_files() {
+  const Config& c = problem_.config;
+  std::vector<std::tuple<const char*, const InitialCondition*, Level>> files;
+  if (c.initial.type == InitialType::file) files.emplace_back("initial", &c.initial, Level::current);
+  if (c.velocity && c.velocity->type == InitialType::file) files.emplace_back("velocity", &*c.velocity, Level::previous);
+  if (files.empty()) return;
+  const double t0 = now();
+  const hdf5::Block block = field_io::block_of(domain_);
+  on_every_rank(decomposition_.comm(), [&] {
+    for (const auto& [key, ic, level] : files) {
+      if (!std::filesystem::exists(ic->path))
+        throw Error(ExitCode::file_not_found, c.source + ": '" + key + ".path' = " + ic->path + ": no such file");
+      const hdf5::Reader file(ic->path);
+      if (!file.has_dataset(ic->dataset))
+        throw Error(ExitCode::invalid_value, c.source + ": '" + key + ".dataset': " + ic->path + " has no dataset '" +
+                                                 ic->dataset + "'");
+      const auto found = file.shape(ic->dataset);
+      if (found != block.global)
+        throw Error(ExitCode::invalid_value,
+                    fmt::format("{}: '{}': dataset '{}' of {} has shape [{}], but the grid needs [{}] (z, y, x order: "
+                                "x fastest, grid.points reversed)",
+                                c.source, key, ic->dataset, ic->path, fmt::join(found, ", "), fmt::join(block.global, ", ")));
+      std::vector<Real> values(domain_.layout.owned_box().size());
+      file.read(ic->dataset, block, values.data());
+      backend_->write(level, values.data());
+    }
+  });
+  phases_.io += now() - t0;
+}
+
+template <int D, class Real>
+std::vector<std::pair<std::string, Level>> Simulation<D, Real>::checkpoint_levels() const {
+  if (problem_.config.equation == Equation::wave) return {{"u", Level::current}, {"u_previous", Level::previous}};
+  return {{"u", Level::current}};
+}
+
+template <int D, class Real>
+void Simulation<D, Real>::write_levels(const std::string& path, const std::string& kind,
+                                       const std::vector<std::pair<std::string, Level>>& levels) {
+  MPI_Comm comm = decomposition_.comm();
+  on_every_rank(comm, [&] {
+    if (decomposition_.rank() == 0) field_io::make_directory(std::filesystem::path(path).parent_path().string());
+  });
+  std::vector<std::vector<Real>> data;
+  std::vector<hdf5::FieldView<Real>> fields;
+  for (const auto& [name, level] : levels) {
+    data.emplace_back(domain_.layout.owned_box().size());
+    backend_->read(level, data.back().data());
+  }
+  for (std::size_t i = 0; i < levels.size(); ++i) fields.push_back({levels[i].first, data[i].data()});
+  hdf5::write_fields(path, comm, field_io::block_of(domain_),
+                     field_io::run_attributes(problem_, kind, step(), decomposition_.size()), fields);
+}
+
+template <int D, class Real>
+std::string Simulation<D, Real>::write_checkpoint() {
+  const double t0 = now();
+  const CheckpointSettings& settings = problem_.config.checkpoint;
+  const std::string path = field_io::checkpoint_path(settings.dir, step());
+  write_levels(path, "checkpoint", checkpoint_levels());
+  on_every_rank(decomposition_.comm(), [&] {
+    if (decomposition_.rank() == 0) field_io::prune_checkpoints(settings.dir, settings.keep);
+  });
+  phases_.io += now() - t0;
+  spdlog::info("checkpoint at step {} written to {} in {}", step(), path, format_duration(now() - t0));
+  return path;
+}
+
+template <int D, class Real>
+std::string Simulation<D, Real>::restart(const std::string& checkpoint) {
+  const double t0 = now();
+  const std::string& dir = problem_.config.checkpoint.dir;
+  std::string path;
+  long restored_step = 0;
+  const auto levels = checkpoint_levels();
+  std::vector<std::string> names;
+  for (const auto& level : levels) names.push_back(level.first);
+  on_every_rank(decomposition_.comm(), [&] {
+    path = checkpoint == "latest" ? field_io::latest_checkpoint(dir) : checkpoint;
+    const hdf5::Reader file(path);
+    restored_step = field_io::check_restart_compatible(file, problem_, names);
+    if (std::get<std::string>(file.attribute("config_hash")) != config_hash(problem_.config) && decomposition_.rank() == 0)
+      spdlog::warn("{}: the checkpoint's config hash differs from this config's; continuing with this config", path);
+    std::vector<Real> values(domain_.layout.owned_box().size());
+    for (const auto& [name, level] : levels) {
+      file.read(name, field_io::block_of(domain_), values.data());
+      backend_->write(level, values.data());
+    }
+  });
+  backend_->set_step(restored_step);
+  // The XDMF series continues the outputs written up to this step.
+  output_steps_.clear();
+  for (long s : field_io::output_steps(problem_.config.output.dir))
+    if (s <= restored_step) output_steps_.push_back(s);
+  phases_.io += now() - t0;
+  return path;
+}
+
+template <int D, class Real>
+void Simulation<D, Real>::write_output() {
+  const double t0 = now();
+  const OutputSettings& settings = problem_.config.output;
+  std::vector<std::pair<std::string, Level>> levels;
+  for (const std::string& field : settings.fields) levels.emplace_back(field, field == "u" ? Level::current : Level::previous);
+  write_levels(field_io::output_path(settings.dir, step()), "output", levels);
+  if (output_steps_.empty() || output_steps_.back() != step()) output_steps_.push_back(step());
+  on_every_rank(decomposition_.comm(), [&] {
+    if (decomposition_.rank() == 0) field_io::write_output_series(problem_, output_steps_);
+  });
+  phases_.io += now() - t0;
 }
 
 template <int D, class Real>
@@ -168,7 +287,7 @@ std::vector<Real> Simulation<D, Real>::gather(Level level) {
 }
 
 template <int D, class Real>
-RunMetrics Simulation<D, Real>::run() {
+RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   const Config& c = problem_.config;
   const long total_steps = problem_.steps;
   RunMetrics m;
@@ -206,33 +325,64 @@ RunMetrics Simulation<D, Real>::run() {
                       std::to_string(last_good));
   };
 
+  if (!control.restart.empty()) {
+    const std::string path = restart(control.restart);
+    spdlog::info("restarted from {} at step {} (t = {:.6g})", path, step(), step() * problem_.dt);
+  }
+  m.first_step = step();
   m.initial = diagnose();
   log_diagnostics(m.initial);
-  check_finite(m.initial, 0);
+  check_finite(m.initial, m.first_step);
   FieldSummary last = m.initial, first_energy;
 
+  const CheckpointSettings& checkpoint = c.checkpoint;
+  const OutputSettings& output = c.output;
+  if (output.every > 0 && step() == 0) write_output();
   const double start = now();
-  double last_progress = start;
+  double last_progress = start, last_checkpoint = start;
   const long diag_every = c.diagnostics_every;
   const double cells = static_cast<double>(problem_.global_points());
+  auto due = [&](long every) { return every > 0 && step() % every == 0; };
   while (step() < total_steps) {
-    // One exchange chunk at a time, so that progress lines come on time.
+    // One exchange chunk at a time, so that progress lines, checkpoints and outputs come on time.
     long until = total_steps;
-    if (diag_every > 0) until = std::min(until, (step() / diag_every + 1) * diag_every);
+    for (long every : {diag_every, checkpoint.every, output.every})
+      if (every > 0) until = std::min(until, (step() / every + 1) * every);
     advance(next_chunk(until));
-    if (diag_every > 0 && step() % diag_every == 0 && step() < total_steps) {
+    if (due(diag_every) && step() < total_steps) {
       FieldSummary f = diagnose();
       log_diagnostics(f);
       check_finite(f, last.step);
       if (f.has_energy && !first_energy.has_energy) first_energy = f;
       last = f;
     }
+    // A signal or a wall clock may be seen by some ranks only: all ranks agree here.
+    int events[2] = {control.stop && *control.stop ? 1 : 0,
+                     checkpoint.every_seconds > 0 && now() - last_checkpoint >= checkpoint.every_seconds ? 1 : 0};
+    if (control.stop || checkpoint.every_seconds > 0)
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, events, 2, MPI_INT, MPI_MAX, decomposition_.comm()), "MPI_Allreduce");
+    const bool stop = events[0] != 0 && step() < total_steps;  // a finished run just finishes
+    if (stop || events[1] || due(checkpoint.every)) {
+      const FieldSummary f = diagnose();  // never checkpoint a blown-up state
+      check_finite(f, last.step);
+      last = f;
+      write_checkpoint();
+      last_checkpoint = now();
+    }
+    if (due(output.every)) write_output();
+    if (stop) {
+      m.interrupted = true;
+      spdlog::info("stop requested (SIGTERM/SIGUSR1): stopped at step {} after a checkpoint; continue with --restart latest",
+                   step());
+      break;
+    }
     const double t = now();
     if (c.progress_seconds > 0 && t - last_progress >= c.progress_seconds && step() < total_steps) {
-      const double elapsed = t - start, done = static_cast<double>(step()) / total_steps;
+      const double elapsed = t - start, done = static_cast<double>(step() - m.first_step) / (total_steps - m.first_step);
       spdlog::info("progress: step {}/{} ({:.1f}%), t = {:.5g}, {:.3g} Gcells/s, elapsed {}, ETA {}", step(),
-                   total_steps, 100 * done, step() * problem_.dt, cells * step() / elapsed / 1e9,
-                   format_duration(elapsed), format_duration(elapsed / done - elapsed));
+                   total_steps, 100.0 * step() / total_steps, step() * problem_.dt,
+                   cells * (step() - m.first_step) / elapsed / 1e9, format_duration(elapsed),
+                   format_duration(elapsed / done - elapsed));
       last_progress = t;
     }
   }
@@ -246,13 +396,13 @@ RunMetrics Simulation<D, Real>::run() {
   double local[4] = {phases_.compute, phases_.exchange, phases_.diagnostics, phases_.io}, worst[4];
   MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, decomposition_.comm());
   m.phases = {worst[0], worst[1], worst[2], worst[3]};
-  m.cell_updates = cells * total_steps;
+  m.cell_updates = cells * static_cast<double>(step() - m.first_step);
   m.cells_per_second = m.wall_seconds > 0 ? m.cell_updates / m.wall_seconds : 0;
 
-  spdlog::info("done: {} steps of {:.4g} cells in {} ({:.4g} Gcells/s; compute {}, exchange {}, diagnostics {})",
-               total_steps, cells, format_duration(m.wall_seconds), m.cells_per_second / 1e9,
+  spdlog::info("done: {} steps of {:.4g} cells in {} ({:.4g} Gcells/s; compute {}, exchange {}, diagnostics {}, io {})",
+               step() - m.first_step, cells, format_duration(m.wall_seconds), m.cells_per_second / 1e9,
                format_duration(m.phases.compute), format_duration(m.phases.exchange),
-               format_duration(m.phases.diagnostics));
+               format_duration(m.phases.diagnostics), format_duration(m.phases.io));
   // Conservation, as a mini-app should end (miniWeather's habit).
   const double mean_drift = m.final.mean - m.initial.mean;
   spdlog::info("conservation: mean {:+.6e} -> {:+.6e} (change {:+.3e})", m.initial.mean, m.final.mean, mean_drift);
@@ -268,10 +418,11 @@ template class Simulation<2, double>;
 template class Simulation<3, float>;
 template class Simulation<3, double>;
 
-RunMetrics run_problem(const Problem& problem, MPI_Comm comm) {
+RunMetrics run_problem(const Problem& problem, const RunControl& control, MPI_Comm comm) {
   const bool f32 = problem.config.precision == Precision::float32;
-  if (problem.dims == 2) return f32 ? Simulation<2, float>(problem, comm).run() : Simulation<2, double>(problem, comm).run();
-  return f32 ? Simulation<3, float>(problem, comm).run() : Simulation<3, double>(problem, comm).run();
+  if (problem.dims == 2)
+    return f32 ? Simulation<2, float>(problem, comm).run(control) : Simulation<2, double>(problem, comm).run(control);
+  return f32 ? Simulation<3, float>(problem, comm).run(control) : Simulation<3, double>(problem, comm).run(control);
 }
 
 }  // namespace heatwave

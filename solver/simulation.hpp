@@ -2,7 +2,9 @@
 // The time loop: exchange halos, advance k steps, diagnose when due, report.
 #include <mpi.h>
 
+#include <csignal>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "io/metrics.hpp"
@@ -13,14 +15,31 @@
 
 namespace heatwave {
 
+// How the outside drives a run: where it restarts, and a stop flag that a
+// signal handler sets (SIGTERM/SIGUSR1: checkpoint at the next chunk boundary and stop).
+struct RunControl {
+  std::string restart;                               // "", "latest" or a checkpoint path
+  const volatile std::sig_atomic_t* stop = nullptr;  // nonzero: stop requested
+};
+
 template <int D, class Real>
 class Simulation {
  public:
   explicit Simulation(const Problem& problem, MPI_Comm comm = MPI_COMM_WORLD);
 
   // The whole run with progress, diagnostics and a summary in the log.
-  // Throws Error(non_finite) when NaN/Inf appears.
-  RunMetrics run();
+  // Throws Error(non_finite) when NaN/Inf appears. A stop request ends the
+  // run early after a checkpoint, with RunMetrics::interrupted set.
+  RunMetrics run(const RunControl& control = {});
+
+  // Checkpoint of the current state in checkpoint.dir, the last `keep` kept
+  // (collective). Returns its path.
+  std::string write_checkpoint();
+  // Restores the fields and the step from a checkpoint path, or from the
+  // newest in checkpoint.dir for "latest" (collective). Returns the path used.
+  std::string restart(const std::string& checkpoint);
+  // Field output of the current state in output.dir, and the XDMF series (collective).
+  void write_output();
 
   // Advance `steps` steps, exchanging halos as needed (no logging).
   void advance(long steps);
@@ -36,6 +55,12 @@ class Simulation {
 
  private:
   long next_chunk(long until) const;
+  // The levels a checkpoint holds: u, and u_previous for the wave equation.
+  std::vector<std::pair<std::string, Level>> checkpoint_levels() const;
+  void write_levels(const std::string& path, const std::string& kind,
+                    const std::vector<std::pair<std::string, Level>>& levels);
+  // initial/velocity of type file: read into the backend after initialize().
+  void load_initial_files();
 
   Problem problem_;
   Decomposition decomposition_;
@@ -44,9 +69,10 @@ class Simulation {
   std::unique_ptr<Backend<D, Real>> backend_;
   HaloExchange<D, Real> halo_;
   PhaseTimes phases_;
+  std::vector<long> output_steps_;  // the steps in the XDMF series
 };
 
 // Picks dimension and precision from the config and runs.
-RunMetrics run_problem(const Problem& problem, MPI_Comm comm = MPI_COMM_WORLD);
+RunMetrics run_problem(const Problem& problem, const RunControl& control = {}, MPI_Comm comm = MPI_COMM_WORLD);
 
 }  // namespace heatwave

@@ -126,5 +126,47 @@ TEST(UnitConfig, CoefficientOfTheOtherEquationIsRefused) {
   expect_error(replace(good, "equation: heat", "equation: wave"), ExitCode::invalid_value, {"'alpha'", "'c'"});
 }
 
+TEST(UnitConfig, CheckpointAndOutputSettings) {
+  const Config c = load_config_text(good + "checkpoint: {every: 50, every_seconds: 600, keep: 2, dir: ck}\n"
+                                           "output: {every: 10, fields: [u], dir: out}\n", "case.yaml");
+  EXPECT_EQ(c.checkpoint.every, 50);
+  EXPECT_EQ(c.checkpoint.every_seconds, 600.0);
+  EXPECT_EQ(c.checkpoint.keep, 2);
+  EXPECT_EQ(c.checkpoint.dir, "ck");
+  EXPECT_EQ(c.output.every, 10);
+  EXPECT_EQ(c.output.fields, std::vector<std::string>{"u"});
+  EXPECT_EQ(c.output.dir, "out");
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  // Where and how often files are written is not part of the case.
+  EXPECT_EQ(config_hash(c), config_hash(load_config_text(good, "case.yaml")));
+
+  expect_error(good + "checkpoint: {evry: 5}\n", ExitCode::unknown_key, {"'checkpoint.evry'", "did you mean 'every'"});
+  expect_error(good + "checkpoint: {every: often}\n", ExitCode::wrong_type, {"'checkpoint.every'", "integer", "'often'"});
+  expect_error(good + "checkpoint: {every: -1}\n", ExitCode::invalid_value, {"'checkpoint.every'", ">= 0"});
+  expect_error(good + "checkpoint: {every_seconds: -5}\n", ExitCode::invalid_value, {"'checkpoint.every_seconds'"});
+  expect_error(good + "checkpoint: {keep: 0}\n", ExitCode::invalid_value, {"'checkpoint.keep'", ">= 1"});
+  expect_error(good + "checkpoint: {dir: ''}\n", ExitCode::invalid_value, {"'checkpoint.dir'"});
+  expect_error(good + "output: {every: 10, fields: [u, v]}\n", ExitCode::invalid_value,
+               {"'output.fields'", "'v'", "heat equation (fields: u)"});
+  expect_error(good + "output: {fields: [u_previous]}\n", ExitCode::invalid_value, {"'u_previous'", "heat"});
+  expect_error(good + "output: {fields: [u, u]}\n", ExitCode::invalid_value, {"'u' twice"});
+  expect_error(good + "output: {fields: u}\n", ExitCode::wrong_type, {"'output.fields'", "expects a list"});
+}
+
+TEST(UnitConfig, InitialFromFile) {
+  const std::string file_case = replace(good, "{type: sine, modes: [1, 1]}", "{type: file, path: u0.h5, dataset: start}");
+  const Config c = load_config_text(file_case, "case.yaml");
+  EXPECT_EQ(c.initial.type, InitialType::file);
+  EXPECT_EQ(c.initial.path, "u0.h5");
+  EXPECT_EQ(c.initial.dataset, "start");
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  EXPECT_EQ(load_config_text(replace(file_case, ", dataset: start", ""), "case.yaml").initial.dataset, "u");
+  // The input file is part of the case.
+  EXPECT_NE(config_hash(c), config_hash(load_config_text(replace(file_case, "u0.h5", "u1.h5"), "case.yaml")));
+  expect_error(replace(good, "{type: sine, modes: [1, 1]}", "{type: file}"), ExitCode::invalid_value, {"'initial.path'", "required"});
+  expect_error(replace(good, "{type: sine, modes: [1, 1]}", "{type: sine, path: u0.h5}"), ExitCode::invalid_value,
+               {"'initial.path'", "only to 'type: file'"});
+}
+
 }  // namespace
 }  // namespace heatwave

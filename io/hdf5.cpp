@@ -1,0 +1,431 @@
+#include "io/hdf5.hpp"
+
+#include <hdf5.h>
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <type_traits>
+
+#include "io/collective.hpp"
+#include "io/errors.hpp"
+
+#ifndef HEATWAVE_HDF5_PARALLEL
+#define HEATWAVE_HDF5_PARALLEL 0
+#endif
+#if HEATWAVE_HDF5_PARALLEL && !defined(H5_HAVE_PARALLEL)
+#error "HEATWAVE_HDF5_PARALLEL needs a parallel HDF5 library (H5_HAVE_PARALLEL)"
+#endif
+static_assert(sizeof(hid_t) == sizeof(std::int64_t), "Reader stores a hid_t as int64_t");
+
+namespace heatwave::hdf5 {
+
+bool collective_writes() { return HEATWAVE_HDF5_PARALLEL; }
+
+namespace {
+
+// Our messages carry the library's own words, so its automatic printing goes.
+void silence_automatic_error_printing() {
+  static const herr_t silenced = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (silenced < 0) throw Error(ExitCode::io_error, "H5Eset_auto2 failed: cannot take over HDF5 error reporting");
+}
+
+// The HDF5 error stack of the failed call, outermost first, as one line.
+std::string error_stack() {
+  std::string text;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        auto& out = *static_cast<std::string*>(data);
+        if (e->desc && *e->desc && out.find(e->desc) == std::string::npos) out += (out.empty() ? "" : "; ") + std::string(e->desc);
+        return 0;
+      },
+      &text);
+  H5Eclear2(H5E_DEFAULT);
+  return text;
+}
+
+// Where calls happen, for messages, and which exit code a failure there gets.
+struct Context {
+  std::string file;
+  std::string dataset;
+  ExitCode code;
+
+  Context on(const std::string& name) const { return {file, name, code}; }
+  template <class T>
+  T operator()(T result, const char* call) const {
+    if (result < 0) fail(call);
+    return result;
+  }
+  [[noreturn]] void fail(const std::string& call) const {
+    std::string message = call + " failed on " + file;
+    if (!dataset.empty()) message += ", '" + dataset + "'";
+    if (const std::string stack = error_stack(); !stack.empty()) message += ": " + stack;
+    throw Error(code, message);
+  }
+};
+
+// An HDF5 identifier closed when it goes out of scope. Closing a file is
+// checked by close(): that is where buffered data reaches the disk.
+class Id {
+ public:
+  Id(hid_t id, herr_t (*closer)(hid_t)) : id_(id), closer_(closer) {}
+  ~Id() {
+    if (id_ >= 0) closer_(id_);
+  }
+  Id(Id&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = -1; }
+  Id(const Id&) = delete;
+  Id& operator=(const Id&) = delete;
+  Id& operator=(Id&&) = delete;
+  operator hid_t() const { return id_; }
+  void close(const Context& where, const char* call) {
+    const hid_t id = id_;
+    id_ = -1;
+    where(closer_(id), call);
+  }
+
+ private:
+  hid_t id_;
+  herr_t (*closer_)(hid_t);
+};
+
+template <class Real>
+hid_t memory_type() {
+  return std::is_same_v<Real, float> ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+}
+template <class Real>
+hid_t file_type() {
+  return std::is_same_v<Real, float> ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+}
+
+std::vector<hsize_t> hsizes(const std::vector<std::uint64_t>& values) {
+  std::vector<hsize_t> out;
+  out.reserve(values.size());
+  for (std::uint64_t v : values) out.push_back(static_cast<hsize_t>(v));
+  return out;
+}
+
+// Chunks of at most ~1 MiB, made by halving the slowest axes first so that
+// x rows stay whole: Fletcher32 checks each chunk, and a damaged byte costs one chunk.
+std::vector<hsize_t> chunk_shape(const std::vector<std::uint64_t>& global, std::size_t element_size) {
+  std::vector<hsize_t> chunk = hsizes(global);
+  auto bytes = [&] {
+    hsize_t n = element_size;
+    for (hsize_t c : chunk) n *= c;
+    return n;
+  };
+  for (std::size_t a = 0; a < chunk.size(); ++a)
+    while (chunk[a] > 1 && bytes() > (hsize_t{1} << 20)) chunk[a] = (chunk[a] + 1) / 2;
+  return chunk;
+}
+
+void write_attribute(hid_t location, const Attribute& attribute, const Context& where) {
+  const Context at = where.on("attribute " + attribute.name);
+  auto write = [&](hid_t file_t, hid_t memory_t, const void* data, hsize_t count, bool scalar) {
+    Id space(at(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr), "H5Screate"), H5Sclose);
+    Id attr(at(H5Acreate2(location, attribute.name.c_str(), file_t, space, H5P_DEFAULT, H5P_DEFAULT), "H5Acreate2"),
+            H5Aclose);
+    at(H5Awrite(attr, memory_t, data), "H5Awrite");
+  };
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          Id type(at(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
+          at(H5Tset_size(type, std::max<std::size_t>(v.size(), 1)), "H5Tset_size");
+          at(H5Tset_strpad(type, H5T_STR_NULLPAD), "H5Tset_strpad");
+          write(type, type, v.c_str(), 1, true);
+        } else if constexpr (std::is_same_v<T, long long>) {
+          write(H5T_STD_I64LE, H5T_NATIVE_LLONG, &v, 1, true);
+        } else if constexpr (std::is_same_v<T, double>) {
+          write(H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, 1, true);
+        } else if constexpr (std::is_same_v<T, std::vector<long long>>) {
+          write(H5T_STD_I64LE, H5T_NATIVE_LLONG, v.data(), v.size(), false);
+        } else {
+          write(H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data(), v.size(), false);
+        }
+      },
+      attribute.value);
+}
+
+// Attributes and (empty) datasets: the file's layout, the same from every rank.
+template <class Real>
+void create_layout(hid_t file, const Block& block, const std::vector<Attribute>& attributes,
+                   const std::vector<FieldView<Real>>& fields, const Context& where) {
+  for (const Attribute& a : attributes) write_attribute(file, a, where);
+  const std::vector<hsize_t> dims = hsizes(block.global);
+  const std::vector<hsize_t> chunk = chunk_shape(block.global, sizeof(Real));
+  for (const auto& field : fields) {
+    const Context at = where.on(field.name);
+    Id space(at(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), "H5Screate_simple"), H5Sclose);
+    Id properties(at(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+    at(H5Pset_chunk(properties, static_cast<int>(chunk.size()), chunk.data()), "H5Pset_chunk");
+    at(H5Pset_fletcher32(properties), "H5Pset_fletcher32");
+    Id dataset(at(H5Dcreate2(file, field.name.c_str(), file_type<Real>(), space, H5P_DEFAULT, properties, H5P_DEFAULT),
+                  "H5Dcreate2"),
+               H5Dclose);
+  }
+}
+
+// The block as a hyperslab of a dataset's file space.
+Id select_block(hid_t dataset, const Block& block, const Context& at) {
+  Id space(at(H5Dget_space(dataset), "H5Dget_space"), H5Sclose);
+  const std::vector<hsize_t> offset = hsizes(block.offset), count = hsizes(block.count);
+  at(H5Sselect_hyperslab(space, H5S_SELECT_SET, offset.data(), nullptr, count.data(), nullptr), "H5Sselect_hyperslab");
+  return space;
+}
+Id memory_space(const Block& block, const Context& at) {
+  const std::vector<hsize_t> count = hsizes(block.count);
+  return Id(at(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), "H5Screate_simple"), H5Sclose);
+}
+
+// Writes this rank's block of every field; `transfer` says how (collective MPI-IO or plain).
+template <class Real>
+void write_blocks(hid_t file, const Block& block, const std::vector<FieldView<Real>>& fields, hid_t transfer,
+                  const Context& where) {
+  for (const auto& field : fields) {
+    const Context at = where.on(field.name);
+    Id dataset(at(H5Dopen2(file, field.name.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+    Id file_space = select_block(dataset, block, at);
+    Id memory = memory_space(block, at);
+    at(H5Dwrite(dataset, memory_type<Real>(), memory, file_space, transfer, field.data), "H5Dwrite");
+  }
+}
+
+}  // namespace
+
+template <class Real>
+void write_fields(const std::string& path, MPI_Comm comm, const Block& block, const std::vector<Attribute>& attributes,
+                  const std::vector<FieldView<Real>>& fields) {
+  silence_automatic_error_printing();
+  const std::string temporary = path + ".tmp";
+  const Context where{temporary, "", ExitCode::io_error};
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+#if HEATWAVE_HDF5_PARALLEL
+  // Parallel HDF5: every rank takes part in every call; the field data moves in
+  // collective MPI-IO writes. Failures here (disk full, permissions) strike all ranks alike.
+  on_every_rank(comm, [&] {
+    Id access(where(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
+    where(H5Pset_fapl_mpio(access, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+    Id file(where(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access), "H5Fcreate"), H5Fclose);
+    create_layout(file, block, attributes, fields, where);
+    Id transfer(where(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
+    where(H5Pset_dxpl_mpio(transfer, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+    write_blocks(file, block, fields, transfer, where);
+    where(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    file.close(where, "H5Fclose");
+  });
+#else
+  // Serial HDF5: rank 0 lays the file out, then the ranks write their blocks in rank order.
+  int size = 1;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  std::optional<Error> failure;
+  auto attempt = [&](auto&& work) {
+    if (failure) return;
+    try {
+      work();
+    } catch (const Error& e) {
+      failure = e;
+    }
+  };
+  if (rank == 0)
+    attempt([&] {
+      Id file(where(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "H5Fcreate"), H5Fclose);
+      create_layout(file, block, attributes, fields, where);
+      file.close(where, "H5Fclose");
+    });
+  throw_if_any_rank_failed(comm, failure);
+  for (int turn = 0; turn < size; ++turn) {
+    if (turn == rank)
+      attempt([&] {
+        Id file(where(H5Fopen(temporary.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen"), H5Fclose);
+        write_blocks(file, block, fields, H5P_DEFAULT, where);
+        where(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+        file.close(where, "H5Fclose");
+      });
+    check_mpi(MPI_Barrier(comm), "MPI_Barrier");  // the token: the next rank opens the file once this one closed it
+  }
+  throw_if_any_rank_failed(comm, failure);
+#endif
+  on_every_rank(comm, [&] {
+    if (rank != 0) return;
+    std::error_code error;
+    std::filesystem::rename(temporary, path, error);
+    if (error) throw Error(ExitCode::io_error, "rename " + temporary + " -> " + path + " failed: " + error.message());
+  });
+}
+
+template void write_fields<float>(const std::string&, MPI_Comm, const Block&, const std::vector<Attribute>&,
+                                  const std::vector<FieldView<float>>&);
+template void write_fields<double>(const std::string&, MPI_Comm, const Block&, const std::vector<Attribute>&,
+                                   const std::vector<FieldView<double>>&);
+
+namespace {
+Context reading(const std::string& path) { return {path, "", ExitCode::corrupt_file}; }
+}  // namespace
+
+Reader::Reader(const std::string& path) : path_(path) {
+  silence_automatic_error_printing();
+  if (!std::filesystem::exists(path)) throw Error(ExitCode::file_not_found, path + ": no such file");
+  file_ = reading(path)(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen");
+}
+
+Reader::~Reader() {
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+std::vector<std::string> Reader::attribute_names() const {
+  std::vector<std::string> names;
+  reading(path_)(H5Aiterate2(
+                     file_, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+                     [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+                       static_cast<std::vector<std::string>*>(data)->push_back(name);
+                       return 0;
+                     },
+                     &names),
+                 "H5Aiterate2");
+  return names;
+}
+
+bool Reader::has_attribute(const std::string& name) const {
+  return reading(path_).on("attribute " + name)(H5Aexists(file_, name.c_str()), "H5Aexists") > 0;
+}
+
+AttributeValue Reader::attribute(const std::string& name) const {
+  const Context at = reading(path_).on("attribute " + name);
+  Id attr(at(H5Aopen(file_, name.c_str(), H5P_DEFAULT), "H5Aopen"), H5Aclose);
+  Id type(at(H5Aget_type(attr), "H5Aget_type"), H5Tclose);
+  Id space(at(H5Aget_space(attr), "H5Aget_space"), H5Sclose);
+  const bool scalar = at(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims") == 0;
+  const auto count = static_cast<std::size_t>(at(H5Sget_simple_extent_npoints(space), "H5Sget_simple_extent_npoints"));
+  switch (at(H5Tget_class(type), "H5Tget_class")) {
+    case H5T_STRING: {
+      if (at(H5Tis_variable_str(type), "H5Tis_variable_str") > 0 || !scalar)
+        throw Error(ExitCode::corrupt_file, path_ + ": attribute '" + name + "' is not a fixed-length string");
+      const std::size_t size = H5Tget_size(type);
+      if (size == 0) at.fail("H5Tget_size");
+      std::string text(size, '\0');
+      at(H5Aread(attr, type, text.data()), "H5Aread");
+      text.erase(std::find(text.begin(), text.end(), '\0'), text.end());
+      return text;
+    }
+    case H5T_INTEGER: {
+      std::vector<long long> v(count);
+      at(H5Aread(attr, H5T_NATIVE_LLONG, v.data()), "H5Aread");
+      if (scalar) return v.at(0);
+      return v;
+    }
+    case H5T_FLOAT: {
+      std::vector<double> v(count);
+      at(H5Aread(attr, H5T_NATIVE_DOUBLE, v.data()), "H5Aread");
+      if (scalar) return v.at(0);
+      return v;
+    }
+    default:
+      throw Error(ExitCode::corrupt_file, path_ + ": attribute '" + name + "' has a type heatwave does not read");
+  }
+}
+
+std::vector<std::string> Reader::dataset_names() const {
+  std::vector<std::string> names;
+  reading(path_)(H5Literate(
+                     file_, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+                     [](hid_t group, const char* name, const H5L_info_t*, void* data) -> herr_t {
+                       const hid_t object = H5Oopen(group, name, H5P_DEFAULT);
+                       if (object < 0) return -1;  // fails H5Literate, which is checked
+                       if (H5Iget_type(object) == H5I_DATASET) static_cast<std::vector<std::string>*>(data)->push_back(name);
+                       return H5Oclose(object);
+                     },
+                     &names),
+                 "H5Literate");
+  return names;
+}
+
+bool Reader::has_dataset(const std::string& name) const {
+  return reading(path_).on(name)(H5Lexists(file_, name.c_str(), H5P_DEFAULT), "H5Lexists") > 0;
+}
+
+std::vector<std::uint64_t> Reader::shape(const std::string& dataset) const {
+  const Context at = reading(path_).on(dataset);
+  Id data(at(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+  Id space(at(H5Dget_space(data), "H5Dget_space"), H5Sclose);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(at(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims")));
+  at(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "H5Sget_simple_extent_dims");
+  return {dims.begin(), dims.end()};
+}
+
+template <class Real>
+void Reader::read(const std::string& dataset, const Block& block, Real* out) const {
+  const Context at = reading(path_).on(dataset);
+  if (shape(dataset) != block.global)
+    throw Error(ExitCode::invalid_value, path_ + ", '" + dataset + "': shape " + fmt::format("{}", fmt::join(shape(dataset), " x ")) +
+                                             ", expected " + fmt::format("{}", fmt::join(block.global, " x ")));
+  Id data(at(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+  Id file_space = select_block(data, block, at);
+  Id memory = memory_space(block, at);
+  at(H5Dread(data, memory_type<Real>(), memory, file_space, H5P_DEFAULT, out), "H5Dread");
+}
+
+template void Reader::read<float>(const std::string&, const Block&, float*) const;
+template void Reader::read<double>(const std::string&, const Block&, double*) const;
+
+std::string Reader::describe() const {
+  std::ostringstream os;
+  os << path_ << "\n";
+  os << "attributes:\n";
+  for (const std::string& name : attribute_names()) {
+    os << "  " << name << " = ";
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            if (v.find('\n') == std::string::npos) {
+              os << v;
+            } else {  // the config text: indented below its name
+              std::istringstream lines(v);
+              for (std::string line; std::getline(lines, line);) os << "\n    " << line;
+            }
+          } else if constexpr (std::is_same_v<T, long long> || std::is_same_v<T, double>) {
+            os << fmt::format("{}", v);
+          } else {
+            os << fmt::format("[{}]", fmt::join(v, ", "));
+          }
+        },
+        attribute(name));
+    os << "\n";
+  }
+  os << "datasets:\n";
+  for (const std::string& name : dataset_names()) {
+    const Context at = reading(path_).on(name);
+    Id data(at(H5Dopen2(file_, name.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+    Id type(at(H5Dget_type(data), "H5Dget_type"), H5Tclose);
+    Id properties(at(H5Dget_create_plist(data), "H5Dget_create_plist"), H5Pclose);
+    const bool is_float = at(H5Tget_class(type), "H5Tget_class") == H5T_FLOAT;
+    const std::size_t size = H5Tget_size(type);
+    if (size == 0) at.fail("H5Tget_size");
+    os << "  " << name << ": " << (is_float ? "float" : "non-float ") << 8 * size << " ["
+       << fmt::format("{}", fmt::join(shape(name), ", ")) << "]";
+    if (at(H5Pget_layout(properties), "H5Pget_layout") == H5D_CHUNKED) {
+      std::vector<hsize_t> chunk(shape(name).size());
+      at(H5Pget_chunk(properties, static_cast<int>(chunk.size()), chunk.data()), "H5Pget_chunk");
+      os << ", chunks [" << fmt::format("{}", fmt::join(chunk, ", ")) << "]";
+    }
+    const int filters = at(H5Pget_nfilters(properties), "H5Pget_nfilters");
+    for (int f = 0; f < filters; ++f) {
+      unsigned flags = 0;
+      std::size_t count = 0;
+      char filter_name[64] = {};
+      at(static_cast<int>(H5Pget_filter2(properties, static_cast<unsigned>(f), &flags, &count, nullptr, sizeof filter_name,
+                                         filter_name, nullptr)),
+         "H5Pget_filter2");
+      os << ", " << filter_name;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace heatwave::hdf5

@@ -1,0 +1,72 @@
+#pragma once
+// HDF5 files of global arrays, through the C API. Every call is checked; a
+// failure becomes heatwave::Error naming the call, the file and the dataset.
+// Arrays are stored in C order, slowest axis first (z, y, x), so x is fastest
+// on disk as in memory, and the layout does not depend on the decomposition.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace heatwave::hdf5 {
+
+// True when this build writes with parallel HDF5 (collective MPI-IO hyperslab
+// writes); false: ranks write their blocks one after another with serial HDF5.
+bool collective_writes();
+
+// This rank's block of a global array, C order (slowest axis first).
+struct Block {
+  std::vector<std::uint64_t> global, offset, count;
+};
+
+using AttributeValue = std::variant<long long, double, std::string, std::vector<long long>, std::vector<double>>;
+struct Attribute {
+  std::string name;
+  AttributeValue value;
+};
+
+// One field: this rank's block, C order.
+template <class Real>
+struct FieldView {
+  std::string name;
+  const Real* data;
+};
+
+// Writes `path` collectively over `comm`: the attributes on the root group and
+// one chunked, Fletcher32-checksummed dataset per field. The file is written
+// as `path`.tmp, flushed, closed and renamed, so a file under its final name is
+// always complete. Throws Error(io_error) on every rank when any rank fails.
+template <class Real>
+void write_fields(const std::string& path, MPI_Comm comm, const Block& block, const std::vector<Attribute>& attributes,
+                  const std::vector<FieldView<Real>>& fields);
+
+// One file opened read-only by one rank (not collective). A file that does not
+// open, or a read that fails (truncation, checksum mismatch), is Error(corrupt_file).
+class Reader {
+ public:
+  explicit Reader(const std::string& path);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::vector<std::string> attribute_names() const;
+  bool has_attribute(const std::string& name) const;
+  AttributeValue attribute(const std::string& name) const;
+  std::vector<std::string> dataset_names() const;
+  bool has_dataset(const std::string& name) const;
+  std::vector<std::uint64_t> shape(const std::string& dataset) const;
+  // Reads this rank's block of `dataset` (converted to Real).
+  template <class Real>
+  void read(const std::string& dataset, const Block& block, Real* out) const;
+  // A listing of attributes and datasets (shape, type, chunks, filters): `heatwave inspect`.
+  std::string describe() const;
+
+ private:
+  std::string path_;
+  std::int64_t file_ = -1;  // hid_t
+};
+
+}  // namespace heatwave::hdf5

@@ -1,0 +1,52 @@
+#pragma once
+// What checkpoints and outputs hold and where they live: file names, the
+// attributes that describe a run, the restart compatibility check, and the
+// XDMF series of the outputs. The HDF5 mechanics are io/hdf5's.
+#include <string>
+#include <vector>
+
+#include "io/hdf5.hpp"
+#include "solver/domain.hpp"
+#include "solver/problem.hpp"
+
+namespace heatwave::field_io {
+
+// This rank's owned box as a block of the global array, C order (z, y, x).
+template <int D>
+hdf5::Block block_of(const LocalDomain<D>& domain) {
+  hdf5::Block b;
+  for (int a = D - 1; a >= 0; --a) {
+    b.global.push_back(static_cast<std::uint64_t>(domain.global[a]));
+    b.offset.push_back(static_cast<std::uint64_t>(domain.offset[a]));
+    b.count.push_back(static_cast<std::uint64_t>(domain.layout.owned[a]));
+  }
+  return b;
+}
+
+// <dir>/checkpoint_<step>.h5 and <dir>/fields_<step>.h5; steps zero-padded so names sort.
+std::string checkpoint_path(const std::string& dir, long step);
+std::string output_path(const std::string& dir, long step);
+// Steps of the complete files of one kind in `dir` (never *.tmp), ascending.
+std::vector<long> checkpoint_steps(const std::string& dir);
+std::vector<long> output_steps(const std::string& dir);
+// The newest complete checkpoint in `dir`; Error(file_not_found) when none.
+std::string latest_checkpoint(const std::string& dir);
+// Removes all but the newest `keep` checkpoints in `dir`.
+void prune_checkpoints(const std::string& dir, int keep);
+// Creates `dir` (and parents) when missing. Throws Error(io_error).
+void make_directory(const std::string& dir);
+
+// Attributes of every file: step, time, dt, the resolved config and its hash,
+// version and commit, and what a restart checks (equation, precision, dims,
+// radius, points).
+std::vector<hdf5::Attribute> run_attributes(const Problem& problem, const std::string& kind, long step, int ranks);
+
+// Refuses, with Error(incompatible_checkpoint) naming the differing setting, a
+// checkpoint that this problem cannot continue. Returns the checkpoint's step.
+long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& problem,
+                              const std::vector<std::string>& datasets);
+
+// Rewrites <output.dir>/fields.xmf listing the outputs at `steps`.
+void write_output_series(const Problem& problem, const std::vector<long>& steps);
+
+}  // namespace heatwave::field_io

@@ -1,0 +1,251 @@
+// Checkpoints and restarts: bitwise identical continuation (heat and wave, 2D
+// and 3D), refusal of incompatible and damaged checkpoints, initial fields
+// read from HDF5, and (under mpirun -n 2) restarts on another rank count.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "io/collective.hpp"
+#include "io/errors.hpp"
+#include "io/hdf5.hpp"
+#include "support.hpp"
+
+namespace heatwave {
+namespace {
+
+namespace fs = std::filesystem;
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// A fresh directory for this test, the same path on every rank.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = (fs::path(::testing::TempDir()) / ("heatwave_" + name)).string();
+  if (world_rank() == 0) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  return dir;
+}
+
+// Random fields (every bit matters), a Dirichlet value, a periodic axis and
+// deep halos: everything a restart could get wrong.
+std::string restart_case(const std::string& equation, int dims, const std::string& dir, const char* precision = "float64",
+                         const std::string& points = "") {
+  const std::string grid = !points.empty() ? points : dims == 2 ? "[23, 17]" : "[13, 11, 9]";
+  std::string yaml = "equation: " + equation + "\nprecision: " + precision + "\ngrid: {points: " + grid +
+                     "}\ntime: {dt: auto, steps: 40}\nboundary: {default: {type: dirichlet, value: 0.25}, x_low: periodic, "
+                     "x_high: periodic}\ninitial: {type: random, seed: 5}\nbackend: host\nparallel: {exchange_every: 2}\n"
+                     "checkpoint: {dir: " + dir + ", keep: 2}\n";
+  if (equation == "wave") yaml += "velocity: {type: random, seed: 9, amplitude: 0.5}\n";
+  return yaml;
+}
+
+std::vector<Level> levels_of(const Problem& p) {
+  if (p.config.equation == Equation::wave) return {Level::current, Level::previous};
+  return {Level::current};
+}
+
+// Bits that differ between two fields (0: bitwise equal).
+template <class Real>
+long differing_values(const std::vector<Real>& a, const std::vector<Real>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  long n = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += std::memcmp(&a[i], &b[i], sizeof(Real)) != 0;
+  return n;
+}
+
+// N steps straight vs N/2, checkpoint, restart in a new Simulation, N/2.
+template <int D, class Real>
+void check_bitwise_restart(const std::string& equation) {
+  const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
+  const std::string dir = fresh_dir("restart_" + equation + std::to_string(D) + precision);
+  const Problem p = test::problem_from(restart_case(equation, D, dir, precision));
+  const long n = p.steps;
+  Simulation<D, Real> straight(p), first(p);
+  straight.advance(n);
+  first.advance(n / 2);
+  const std::string path = first.write_checkpoint();
+  EXPECT_EQ(path, (fs::path(dir) / "checkpoint_000000020.h5").string());
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  Simulation<D, Real> second(p);
+  EXPECT_EQ(second.restart("latest"), path);
+  EXPECT_EQ(second.step(), n / 2);
+  second.advance(n - n / 2);
+  Simulation<D, Real> initial(p);
+  for (Level level : levels_of(p)) {
+    const auto expected = straight.gather(level);
+    EXPECT_EQ(differing_values(expected, second.gather(level)), 0) << equation << " " << D << "D level " << int(level);
+    EXPECT_GT(differing_values(expected, initial.gather(level)), static_cast<long>(expected.size() / 2))
+        << "the run must change the field for the comparison to mean anything";
+  }
+}
+
+TEST(IntegrationRestart, HeatTwoDimensionsIsBitwiseIdentical) { check_bitwise_restart<2, double>("heat"); }
+TEST(IntegrationRestart, HeatThreeDimensionsIsBitwiseIdentical) { check_bitwise_restart<3, double>("heat"); }
+TEST(IntegrationRestart, WaveTwoDimensionsIsBitwiseIdentical) { check_bitwise_restart<2, double>("wave"); }
+TEST(IntegrationRestart, WaveThreeDimensionsIsBitwiseIdentical) { check_bitwise_restart<3, double>("wave"); }
+TEST(IntegrationRestart, WaveFloat32IsBitwiseIdentical) { check_bitwise_restart<2, float>("wave"); }
+
+// The error a restart of `yaml` from `checkpoint` raises.
+template <int D, class Real>
+Error restart_failure(const std::string& yaml, const std::string& checkpoint) {
+  try {
+    Simulation<D, Real> sim(test::problem_from(yaml));
+    sim.restart(checkpoint);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "restart from " << checkpoint << " was accepted";
+  return Error(ExitCode::ok, "");
+}
+
+void expect_message(const Error& e, ExitCode code, std::initializer_list<std::string> fragments) {
+  EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(code)) << e.what();
+  for (const auto& f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "'" << f << "' not in: " << e.what();
+}
+
+std::string heat_checkpoint(const std::string& dir) {
+  Simulation<2, double> sim(test::problem_from(restart_case("heat", 2, dir)));
+  sim.advance(4);
+  return sim.write_checkpoint();
+}
+
+TEST(IntegrationRestart, IncompatibleConfigIsRefusedNamingTheSetting) {
+  const std::string dir = fresh_dir("incompatible");
+  const std::string path = heat_checkpoint(dir);
+  expect_message(restart_failure<2, double>(restart_case("heat", 2, dir, "float64", "[23, 18]"), path),
+                 ExitCode::incompatible_checkpoint, {path, "'grid.points' is [23, 17] in the checkpoint but [23, 18] in the config"});
+  expect_message(restart_failure<2, double>(restart_case("wave", 2, dir), path), ExitCode::incompatible_checkpoint,
+                 {"'equation' is heat in the checkpoint but wave in the config"});
+  expect_message(restart_failure<2, float>(restart_case("heat", 2, dir, "float32"), path), ExitCode::incompatible_checkpoint,
+                 {"'precision' is float64 in the checkpoint but float32 in the config"});
+  expect_message(restart_failure<3, double>(restart_case("heat", 3, dir), path), ExitCode::incompatible_checkpoint,
+                 {"'dims' is 2 in the checkpoint but 3 in the config"});
+  expect_message(restart_failure<2, double>(restart_case("heat", 2, dir) + "stencil: {radius: 2}\n", path),
+                 ExitCode::incompatible_checkpoint, {"'stencil.radius' is 1 in the checkpoint but 2 in the config"});
+  expect_message(restart_failure<2, double>(restart_case("heat", 2, dir + "/none"), "latest"), ExitCode::file_not_found,
+                 {"no complete checkpoint", dir + "/none"});
+}
+
+TEST(IntegrationRestart, TruncatedFileIsRefused) {
+  const std::string dir = fresh_dir("truncated");
+  const std::string path = heat_checkpoint(dir);
+  fs::resize_file(path, fs::file_size(path) / 2);
+  expect_message(restart_failure<2, double>(restart_case("heat", 2, dir), path), ExitCode::corrupt_file, {"H5Fopen", path});
+}
+
+TEST(IntegrationRestart, FlippedBytesInADatasetAreRefused) {
+  const std::string dir = fresh_dir("flipped");
+  const std::string path = heat_checkpoint(dir);
+  // Where the data of u's (single) chunk lies in the file.
+  haddr_t address = 0;
+  hsize_t bytes = 0;
+  {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hid_t dataset = H5Dopen2(file, "u", H5P_DEFAULT);
+    ASSERT_GE(dataset, 0);
+    const hsize_t origin[2] = {0, 0};
+    unsigned mask = 0;
+    ASSERT_GE(H5Dget_chunk_info_by_coord(dataset, origin, &mask, &address, &bytes), 0);
+    ASSERT_GE(H5Dclose(dataset), 0);
+    ASSERT_GE(H5Fclose(file), 0);
+  }
+  ASSERT_EQ(bytes, 23u * 17u * 8u + 4u) << "one chunk: the field and its Fletcher32 checksum";
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(address + bytes / 2));
+  char pair[2];
+  f.read(pair, 2);
+  pair[0] = static_cast<char>(~pair[0]), pair[1] = static_cast<char>(pair[1] ^ 0x10);
+  f.seekp(static_cast<std::streamoff>(address + bytes / 2));
+  f.write(pair, 2);
+  f.close();
+  expect_message(restart_failure<2, double>(restart_case("heat", 2, dir), path), ExitCode::corrupt_file,
+                 {"H5Dread failed on " + path + ", 'u'", "Fletcher32"});
+}
+
+// A known field written to HDF5, then read as the initial condition.
+std::vector<double> ramp(std::size_t n) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = 0.001 * static_cast<double>(i) - 0.3;
+  return v;
+}
+
+TEST(IntegrationInitialFile, ReadsTheFieldAndRejectsAWrongShape) {
+  const std::string dir = fresh_dir("initial_file");
+  const std::string file = dir + "/u0.h5";
+  const std::vector<double> u0 = ramp(7 * 9 * 11);
+  // x fastest: the dataset shape is [z, y, x] = [7, 9, 11].
+  hdf5::write_fields<double>(file, MPI_COMM_SELF, {{7, 9, 11}, {0, 0, 0}, {7, 9, 11}}, {}, {{"start", u0.data()}});
+  const std::string yaml = "equation: wave\ngrid: {points: [11, 9, 7]}\ntime: {dt: auto, steps: 4}\nboundary: neumann\n"
+                           "initial: {type: file, path: " + file + ", dataset: start}\nbackend: host\n";
+  Simulation<3, double> sim(test::problem_from(yaml));
+  EXPECT_EQ(differing_values(sim.gather(Level::current), u0), 0);
+
+  std::string wrong = yaml;
+  wrong.replace(wrong.find("[11, 9, 7]"), 10, "[9, 11, 7]");
+  try {
+    Simulation<3, double> bad(test::problem_from(wrong));
+    ADD_FAILURE() << "a wrong shape was accepted";
+  } catch (const Error& e) {
+    expect_message(e, ExitCode::invalid_value, {"'initial'", file, "'start'", "shape [7, 9, 11]", "needs [7, 11, 9]"});
+  }
+}
+
+// Under mpirun -n 2: a checkpoint written on 1 rank continues on 2, and one
+// written on 2 continues on 1, bit for bit.
+TEST(MpiRestart, ContinuesOnAnotherRankCount) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 2) GTEST_SKIP() << "needs mpirun -n 2";
+  for (const std::string equation : {"heat", "wave"}) {
+    const std::string one_dir = fresh_dir("mpi_from_one_" + equation), two_dir = fresh_dir("mpi_from_two_" + equation);
+    const Problem from_one = test::problem_from(restart_case(equation, 2, one_dir)),
+                  from_two = test::problem_from(restart_case(equation, 2, two_dir));
+    std::vector<std::vector<double>> expected;
+    if (world_rank() == 0) {
+      Simulation<2, double> straight(from_one, MPI_COMM_SELF), half(from_one, MPI_COMM_SELF);
+      straight.advance(from_one.steps);
+      for (Level level : levels_of(from_one)) expected.push_back(straight.gather(level));
+      half.advance(from_one.steps / 2);
+      half.write_checkpoint();
+    }
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    {  // 1 -> 2 ranks
+      Simulation<2, double> two(from_one, MPI_COMM_WORLD);
+      two.restart("latest");
+      two.advance(from_one.steps - two.step());
+      for (Level level : levels_of(from_one)) {
+        const auto u = two.gather(level);
+        if (world_rank() == 0) {
+          EXPECT_EQ(differing_values(expected[static_cast<int>(level)], u), 0) << equation << " 1 -> 2";
+        }
+      }
+    }
+    {  // 2 -> 1 rank
+      Simulation<2, double> two(from_two, MPI_COMM_WORLD);
+      two.advance(from_two.steps / 2);
+      two.write_checkpoint();
+    }
+    if (world_rank() == 0) {
+      Simulation<2, double> one(from_two, MPI_COMM_SELF);
+      one.restart("latest");
+      one.advance(from_two.steps - one.step());
+      for (Level level : levels_of(from_two))
+        EXPECT_EQ(differing_values(expected[static_cast<int>(level)], one.gather(level)), 0) << equation << " 2 -> 1";
+    }
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
+}
+
+}  // namespace
+}  // namespace heatwave
