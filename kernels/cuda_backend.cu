@@ -65,25 +65,34 @@ namespace {
 enum class StepKind { heat, wave, wave_start };
 
 struct LaunchShape {
-  int block_x, block_y, chunk;  // threads per block in x (and y in 3D); steps along the streamed axis
+  int block_x, block_y, chunk;  // threads per block in x (and y in 3D); points along the streamed axis
+  int prefetch;                 // rows loaded ahead of use: 0, 2 or 4
 };
 
-// Tuning knob for experiments: HEATWAVE_CUDA_LAUNCH="bx,by,chunk".
+// Tuning knob for experiments: HEATWAVE_CUDA_LAUNCH="bx,by,chunk,prefetch".
 template <int D>
 LaunchShape launch_shape() {
-  LaunchShape s = D == 2 ? LaunchShape{256, 1, 32} : LaunchShape{64, 4, 64};
-  if (const char* env = std::getenv("HEATWAVE_CUDA_LAUNCH")) std::sscanf(env, "%d,%d,%d", &s.block_x, &s.block_y, &s.chunk);
+  LaunchShape s = D == 2 ? LaunchShape{128, 1, 32, 2} : LaunchShape{128, 2, 32, 2};
+  if (const char* env = std::getenv("HEATWAVE_CUDA_LAUNCH"))
+    std::sscanf(env, "%d,%d,%d,%d", &s.block_x, &s.block_y, &s.chunk, &s.prefetch);
   if (D == 2) s.block_y = 1;
+  if (s.block_x * s.block_y > 256 || s.block_x < 1 || s.block_y < 1 || s.chunk < 1 ||
+      (s.prefetch != 0 && s.prefetch != 2 && s.prefetch != 4))
+    throw Error(ExitCode::invalid_value, "HEATWAVE_CUDA_LAUNCH: at most 256 threads a block, chunk >= 1, prefetch 0, 2 or 4");
   return s;
 }
 
-// One step over `box`. The streamed axis S = D-1 keeps a register window
-// win[0..2R] = u at offsets -R..R along S; axes before S read global memory.
-template <int D, int R, class Real, StepKind K>
+// One step over `box`. Each thread streams along S = D-1 through `chunk`
+// points, keeping a register window win[j] = u at offset j-R along S, P rows
+// deeper than the stencil needs so that P loads are in flight while it
+// computes (the previous level, read by the wave, likewise). Axes before S
+// read global memory (L1/L2 hits: neighbouring threads load those rows).
+template <int D, int R, int P, class Real, StepKind K>
 __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, Real* __restrict__ out,
                                                    const LaplacianWeights<D, R, Real> lap, const TimeUpdate<Real> up,
                                                    const Box<D> box, const Layout<D> layout, const int chunk) {
   constexpr int S = D - 1;
+  constexpr bool reads_previous = K != StepKind::heat;
   Index<D> i;
   i[0] = box.lo[0] + blockIdx.x * blockDim.x + threadIdx.x;
   if (i[0] >= box.hi[0]) return;
@@ -98,10 +107,14 @@ __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, R
   const long st = lap.stride[S];
   long p = layout.offset(i);
 
-  Real win[2 * R + 1];
+  // Rows past last-1+R are outside what the stencil may read: never load them.
+  Real win[2 * R + 1 + P], previous[P + 1];
 #pragma unroll
-  for (int j = 0; j < 2 * R; ++j) win[j] = u[p + (j - R) * st];
-  win[2 * R] = u[p + R * st];
+  for (int j = 0; j < 2 * R + 1 + P; ++j) win[j] = first - R + j <= last - 1 + R ? u[p + (j - R) * st] : Real(0);
+  if constexpr (reads_previous) {
+#pragma unroll
+    for (int j = 0; j <= P; ++j) previous[j] = first + j < last ? out[p + j * st] : Real(0);
+  }
   for (long s = first; s < last; ++s, p += st) {
     Real lap_value = 0;
 #pragma unroll
@@ -118,11 +131,16 @@ __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, R
       lap_value += lap.along(a, win[R], minus, plus);
     }
     if constexpr (K == StepKind::heat) out[p] = up.heat(win[R], lap_value);
-    else if constexpr (K == StepKind::wave) out[p] = up.wave(win[R], out[p], lap_value);
-    else out[p] = up.wave_start(win[R], out[p], lap_value);
+    else if constexpr (K == StepKind::wave) out[p] = up.wave(win[R], previous[0], lap_value);
+    else out[p] = up.wave_start(win[R], previous[0], lap_value);
 #pragma unroll
-    for (int j = 0; j < 2 * R; ++j) win[j] = win[j + 1];
-    if (s + 1 < last) win[2 * R] = u[p + (R + 1) * st];
+    for (int j = 0; j < 2 * R + P; ++j) win[j] = win[j + 1];
+    if (s + R + P + 1 <= last - 1 + R) win[2 * R + P] = u[p + (R + P + 1) * st];
+    if constexpr (reads_previous) {
+#pragma unroll
+      for (int j = 0; j < P; ++j) previous[j] = previous[j + 1];
+      if (s + P + 1 < last) previous[P] = out[p + (P + 1) * st];
+    }
   }
 }
 
@@ -360,15 +378,24 @@ class CudaBackend final : public Backend<D, Real> {
     const unsigned chunks = static_cast<unsigned>((box.extent(S) + shape_.chunk - 1) / shape_.chunk);
     dim3 grid(static_cast<unsigned>((box.extent(0) + block.x - 1) / block.x), chunks);
     if constexpr (D == 3) grid = dim3(grid.x, static_cast<unsigned>((box.extent(1) + block.y - 1) / block.y), chunks);
+    switch (shape_.prefetch) {
+      case 0: return launch_step_with<R, 0>(grid, block, box);
+      case 2: return launch_step_with<R, 2>(grid, block, box);
+      default: return launch_step_with<R, 4>(grid, block, box);
+    }
+  }
+
+  template <int R, int P>
+  void launch_step_with(dim3 grid, dim3 block, const Box<D>& box) {
     const auto lap = laplacian<R>();
     const Real* u = current_.get();
     Real* out = second_.get();
     if (!wave())
-      step_kernel<D, R, Real, StepKind::heat><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
+      step_kernel<D, R, P, Real, StepKind::heat><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
     else if (step_ == 0)
-      step_kernel<D, R, Real, StepKind::wave_start><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
+      step_kernel<D, R, P, Real, StepKind::wave_start><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
     else
-      step_kernel<D, R, Real, StepKind::wave><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
+      step_kernel<D, R, P, Real, StepKind::wave><<<grid, block, 0, stream_>>>(u, out, lap, update_, box, domain_.layout, shape_.chunk);
     HW_CUDA(cudaGetLastError());
   }
 
