@@ -69,10 +69,15 @@ struct LaunchShape {
   int prefetch;                 // rows loaded ahead of use: 0, 2 or 4
 };
 
-// Tuning knob for experiments: HEATWAVE_CUDA_LAUNCH="bx,by,chunk,prefetch".
+// The launch shape per case, from the H100 sweep in docs/performance.md:
+// 128 threads along x (2 rows of them in 3D), 32 points per thread along the
+// streamed axis; prefetching pays off where two fields are read (the wave:
+// 4 rows in float32, 2 in float64) and costs occupancy for the heat equation.
+// HEATWAVE_CUDA_LAUNCH="bx,by,chunk,prefetch" overrides it for experiments.
 template <int D>
-LaunchShape launch_shape() {
-  LaunchShape s = D == 2 ? LaunchShape{128, 1, 32, 2} : LaunchShape{128, 2, 32, 2};
+LaunchShape launch_shape(Equation equation, Precision precision) {
+  const int prefetch = equation == Equation::heat ? 0 : precision == Precision::float32 ? 4 : 2;
+  LaunchShape s = D == 2 ? LaunchShape{128, 1, 32, prefetch} : LaunchShape{128, 2, 32, prefetch};
   if (const char* env = std::getenv("HEATWAVE_CUDA_LAUNCH"))
     std::sscanf(env, "%d,%d,%d,%d", &s.block_x, &s.block_y, &s.chunk, &s.prefetch);
   if (D == 2) s.block_y = 1;
@@ -276,7 +281,7 @@ template <int D, class Real>
 class CudaBackend final : public Backend<D, Real> {
  public:
   CudaBackend(const Problem& problem, const LocalDomain<D>& domain)
-      : problem_(problem), domain_(domain), shape_(launch_shape<D>()) {
+      : problem_(problem), domain_(domain), shape_(launch_shape<D>(problem.config.equation, problem.config.precision)) {
     const std::size_t n = domain_.layout.storage_size();
     current_.allocate(n);
     second_.allocate(n);
