@@ -87,19 +87,37 @@ LaunchShape launch_shape(Equation equation, Precision precision) {
   return s;
 }
 
-// One step over `box`. Each thread streams along S = D-1 through `chunk`
-// points, keeping a register window win[j] = u at offset j-R along S, P rows
-// deeper than the stencil needs so that P loads are in flight while it
-// computes (the previous level, read by the wave, likewise). Axes before S
-// read global memory (L1/L2 hits: neighbouring threads load those rows).
+// V consecutive x points, loaded and stored as one 16-byte access.
+template <class Real>
+struct alignas(16) Pack {
+  static constexpr int width = 16 / sizeof(Real);
+  Real v[width];
+};
+
+template <class Real>
+__device__ __forceinline__ Pack<Real> load_pack(const Real* p) {
+  return *reinterpret_cast<const Pack<Real>*>(p);
+}
+
+// One step over `box`. Each thread owns V = 16/sizeof(Real) consecutive x
+// points (one 16-byte access per row: enough bytes in flight to keep HBM busy)
+// and streams along S = D-1 through `chunk` rows, keeping a register window
+// win[j] = the pack at offset j-R along S, P rows deeper than the stencil
+// needs so that P loads are in flight while it computes (the previous level,
+// read by the wave, likewise). y rows in 3D are packs too; the R x neighbours
+// past each end of the pack come from L1. The stencil is LaplacianWeights::along,
+// point by point, in axis order: the same rounding as the host.
 template <int D, int R, int P, class Real, StepKind K>
 __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, Real* __restrict__ out,
                                                    const LaplacianWeights<D, R, Real> lap, const TimeUpdate<Real> up,
                                                    const Box<D> box, const Layout<D> layout, const int chunk) {
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width;
   constexpr int S = D - 1;
   constexpr bool reads_previous = K != StepKind::heat;
   Index<D> i;
-  i[0] = box.lo[0] + blockIdx.x * blockDim.x + threadIdx.x;
+  const long x_first = box.lo[0] - ((box.lo[0] % V) + V) % V;  // the aligned pack holding lo
+  i[0] = x_first + static_cast<long>(V) * (blockIdx.x * blockDim.x + threadIdx.x);
   if (i[0] >= box.hi[0]) return;
   if constexpr (D == 3) {
     i[1] = box.lo[1] + blockIdx.y * blockDim.y + threadIdx.y;
@@ -111,40 +129,64 @@ __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, R
   i[S] = first;
   const long st = lap.stride[S];
   long p = layout.offset(i);
+  const bool whole = i[0] >= box.lo[0] && i[0] + V <= box.hi[0];
 
   // Rows past last-1+R are outside what the stencil may read: never load them.
-  Real win[2 * R + 1 + P], previous[P + 1];
+  Vec win[2 * R + 1 + P], previous[P + 1];
 #pragma unroll
-  for (int j = 0; j < 2 * R + 1 + P; ++j) win[j] = first - R + j <= last - 1 + R ? u[p + (j - R) * st] : Real(0);
+  for (int j = 0; j < 2 * R + 1 + P; ++j) win[j] = first - R + j <= last - 1 + R ? load_pack(u + p + (j - R) * st) : Vec{};
   if constexpr (reads_previous) {
 #pragma unroll
-    for (int j = 0; j <= P; ++j) previous[j] = first + j < last ? out[p + j * st] : Real(0);
+    for (int j = 0; j <= P; ++j) previous[j] = first + j < last ? load_pack(out + p + j * st) : Vec{};
   }
   for (long s = first; s < last; ++s, p += st) {
-    Real lap_value = 0;
+    Real left[R + 1], right[R + 1];  // x neighbours past the pack: left[m] = u[p-m], right[m] = u[p+V-1+m]
 #pragma unroll
-    for (int a = 0; a < D; ++a) {
-      Real minus[R + 1], plus[R + 1];
+    for (int m = 1; m <= R; ++m) left[m] = u[p - m], right[m] = u[p + V - 1 + m];
+    Vec rows_minus[R + 1], rows_plus[R + 1];  // 3D: the y rows of the pack
+    if constexpr (D == 3) {
 #pragma unroll
-      for (int j = 1; j <= R; ++j) {
-        if (a == S) {
-          minus[j] = win[R - j], plus[j] = win[R + j];
-        } else {
-          minus[j] = u[p - j * lap.stride[a]], plus[j] = u[p + j * lap.stride[a]];
-        }
-      }
-      lap_value += lap.along(a, win[R], minus, plus);
+      for (int j = 1; j <= R; ++j) rows_minus[j] = load_pack(u + p - j * lap.stride[1]), rows_plus[j] = load_pack(u + p + j * lap.stride[1]);
     }
-    if constexpr (K == StepKind::heat) out[p] = up.heat(win[R], lap_value);
-    else if constexpr (K == StepKind::wave) out[p] = up.wave(win[R], previous[0], lap_value);
-    else out[p] = up.wave_start(win[R], previous[0], lap_value);
+    Vec result;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const Real centre = win[R].v[v];
+      Real lap_value = 0;
+#pragma unroll
+      for (int a = 0; a < D; ++a) {
+        Real minus[R + 1], plus[R + 1];
+#pragma unroll
+        for (int j = 1; j <= R; ++j) {
+          if (a == 0) {
+            minus[j] = v - j >= 0 ? win[R].v[v - j] : left[j - v];
+            plus[j] = v + j < V ? win[R].v[v + j] : right[v + j - V + 1];
+          } else if (a == S) {
+            minus[j] = win[R - j].v[v], plus[j] = win[R + j].v[v];
+          } else {
+            minus[j] = rows_minus[j].v[v], plus[j] = rows_plus[j].v[v];
+          }
+        }
+        lap_value += lap.along(a, centre, minus, plus);
+      }
+      if constexpr (K == StepKind::heat) result.v[v] = up.heat(centre, lap_value);
+      else if constexpr (K == StepKind::wave) result.v[v] = up.wave(centre, previous[0].v[v], lap_value);
+      else result.v[v] = up.wave_start(centre, previous[0].v[v], lap_value);
+    }
+    if (whole) {
+      *reinterpret_cast<Vec*>(out + p) = result;
+    } else {  // a pack across the box edge: only the points inside
+#pragma unroll
+      for (int v = 0; v < V; ++v)
+        if (i[0] + v >= box.lo[0] && i[0] + v < box.hi[0]) out[p + v] = result.v[v];
+    }
 #pragma unroll
     for (int j = 0; j < 2 * R + P; ++j) win[j] = win[j + 1];
-    if (s + R + P + 1 <= last - 1 + R) win[2 * R + P] = u[p + (R + P + 1) * st];
+    if (s + R + P + 1 <= last - 1 + R) win[2 * R + P] = load_pack(u + p + (R + P + 1) * st);
     if constexpr (reads_previous) {
 #pragma unroll
       for (int j = 0; j < P; ++j) previous[j] = previous[j + 1];
-      if (s + P + 1 < last) previous[P] = out[p + (P + 1) * st];
+      if (s + P + 1 < last) previous[P] = load_pack(out + p + (P + 1) * st);
     }
   }
 }
@@ -282,6 +324,7 @@ class CudaBackend final : public Backend<D, Real> {
  public:
   CudaBackend(const Problem& problem, const LocalDomain<D>& domain)
       : problem_(problem), domain_(domain), shape_(launch_shape<D>(problem.config.equation, problem.config.precision)) {
+    domain_.layout.align = Pack<Real>::width;  // rows padded for 16-byte packs
     const std::size_t n = domain_.layout.storage_size();
     current_.allocate(n);
     second_.allocate(n);
@@ -381,7 +424,10 @@ class CudaBackend final : public Backend<D, Real> {
     constexpr int S = D - 1;
     const dim3 block(shape_.block_x, shape_.block_y);
     const unsigned chunks = static_cast<unsigned>((box.extent(S) + shape_.chunk - 1) / shape_.chunk);
-    dim3 grid(static_cast<unsigned>((box.extent(0) + block.x - 1) / block.x), chunks);
+    const long width = Pack<Real>::width;
+    const long x_first = box.lo[0] - ((box.lo[0] % width) + width) % width;
+    const long packs = (box.hi[0] - x_first + width - 1) / width;
+    dim3 grid(static_cast<unsigned>((packs + block.x - 1) / block.x), chunks);
     if constexpr (D == 3) grid = dim3(grid.x, static_cast<unsigned>((box.extent(1) + block.y - 1) / block.y), chunks);
     switch (shape_.prefetch) {
       case 0: return launch_step_with<R, 0>(grid, block, box);

@@ -26,12 +26,23 @@ struct Box {
 };
 
 // Linear addressing of a local field with a halo of width `halo`, x fastest.
+// With align > 1 (the CUDA backend's vector loads) every x row is padded so
+// that x = 0 and the row pitch fall on multiples of `align` elements, with at
+// least `align` spare points beyond the halo on both sides, so that a vector
+// group overlapping the halo edge stays inside the allocation.
 template <int D>
 struct Layout {
   Index<D> owned{};
   int halo = 0;
+  int align = 1;
 
-  HW_HD long extent(int a) const { return owned[a] + 2 * halo; }
+  HW_HD static long round_up(long n, long m) { return (n + m - 1) / m * m; }
+  // Position of x = 0 within a row.
+  HW_HD long lead() const { return align == 1 ? halo : round_up(halo, align) + align; }
+  HW_HD long extent(int a) const {
+    if (a == 0 && align > 1) return lead() + round_up(owned[0] + halo + align, align);
+    return owned[a] + 2 * halo;
+  }
   HW_HD Index<D> strides() const {
     Index<D> s{};
     s[0] = 1;
@@ -45,8 +56,8 @@ struct Layout {
   }
   HW_HD long offset(const Index<D>& i) const {
     const auto s = strides();
-    long p = 0;
-    for (int a = 0; a < D; ++a) p += (i[a] + halo) * s[a];
+    long p = i[0] + lead();
+    for (int a = 1; a < D; ++a) p += (i[a] + halo) * s[a];
     return p;
   }
   HW_HD Box<D> owned_box() const {
