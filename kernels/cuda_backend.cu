@@ -140,15 +140,35 @@ __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, R
 #pragma unroll
     for (int j = 0; j <= P; ++j) previous[j] = first + j < last ? load_pack(out + p + j * st) : Vec{};
   }
-  for (long s = first; s < last; ++s, p += st) {
-    Real left[R + 1], right[R + 1];  // x neighbours past the pack: left[m] = u[p-m], right[m] = u[p+V-1+m]
+  // Neighbours along the other axes: x past the ends of the pack
+  // (left[m] = u[p-m], right[m] = u[p+V-1+m]) and, in 3D, the y rows of the
+  // pack. With prefetch they are loaded one row ahead of use too.
+  struct Sides {
+    Real left[R + 1], right[R + 1];
+    Vec rows_minus[R + 1], rows_plus[R + 1];
+  };
+  auto load_sides = [&](long q, Sides& n) {
 #pragma unroll
-    for (int m = 1; m <= R; ++m) left[m] = u[p - m], right[m] = u[p + V - 1 + m];
-    Vec rows_minus[R + 1], rows_plus[R + 1];  // 3D: the y rows of the pack
+    for (int m = 1; m <= R; ++m) n.left[m] = u[q - m], n.right[m] = u[q + V - 1 + m];
     if constexpr (D == 3) {
 #pragma unroll
-      for (int j = 1; j <= R; ++j) rows_minus[j] = load_pack(u + p - j * lap.stride[1]), rows_plus[j] = load_pack(u + p + j * lap.stride[1]);
+      for (int j = 1; j <= R; ++j) n.rows_minus[j] = load_pack(u + q - j * lap.stride[1]), n.rows_plus[j] = load_pack(u + q + j * lap.stride[1]);
     }
+  };
+  Sides next;
+  if constexpr (P > 0) load_sides(p, next);
+  for (long s = first; s < last; ++s, p += st) {
+    Sides sides;
+    if constexpr (P > 0) {
+      sides = next;
+      if (s + 1 < last) load_sides(p + st, next);
+    } else {
+      load_sides(p, sides);
+    }
+    const Real* left = sides.left;
+    const Real* right = sides.right;
+    const Vec* rows_minus = sides.rows_minus;
+    const Vec* rows_plus = sides.rows_plus;
     Vec result;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
