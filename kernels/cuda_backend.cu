@@ -72,13 +72,13 @@ struct LaunchShape {
 // The launch shape per case, from the H100 sweep in docs/performance.md: 32
 // threads (128 points) along x, 4 rows of them in 3D, 32 rows per thread along
 // the streamed axis, no prefetch (with 16-byte packs enough bytes are in
-// flight), except the 3D float64 wave, which reads the most bytes per point
-// and gains from 2 rows of prefetch in wider blocks.
+// flight), except the 3D wave, which reads the most bytes per point and gains
+// from 2 rows of prefetch and shorter chunks.
 // HEATWAVE_CUDA_LAUNCH="bx,by,chunk,prefetch" overrides it for experiments.
 template <int D>
 LaunchShape launch_shape(Equation equation, Precision precision) {
   LaunchShape s = D == 2 ? LaunchShape{32, 1, 32, 0} : LaunchShape{32, 4, 32, 0};
-  if (D == 3 && equation == Equation::wave && precision == Precision::float64) s = LaunchShape{64, 4, 32, 2};
+  if (D == 3 && equation == Equation::wave) s = LaunchShape{32, 4, 16, 2};
   if (const char* env = std::getenv("HEATWAVE_CUDA_LAUNCH"))
     std::sscanf(env, "%d,%d,%d,%d", &s.block_x, &s.block_y, &s.chunk, &s.prefetch);
   if (D == 2) s.block_y = 1;
