@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -54,14 +53,7 @@ std::vector<Level> levels_of(const Problem& p) {
   return {Level::current};
 }
 
-// Bits that differ between two fields (0: bitwise equal).
-template <class Real>
-long differing_values(const std::vector<Real>& a, const std::vector<Real>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  long n = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += std::memcmp(&a[i], &b[i], sizeof(Real)) != 0;
-  return n;
-}
+using test::differing_values;
 
 // N steps straight vs N/2, checkpoint, restart in a new Simulation, N/2.
 template <int D, class Real>
