@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ int world(int (*query)(MPI_Comm, int*)) {
   int value = 0;
   query(MPI_COMM_WORLD, &value);
   return value;
+}
+
+// host, unless HEATWAVE_TEST_BACKEND names another (cuda: scripts/mpi-gpu-check.sh).
+std::string backend_under_test() {
+  const char* backend = std::getenv("HEATWAVE_TEST_BACKEND");
+  return backend ? backend : "host";
 }
 
 struct Case {
@@ -46,7 +53,7 @@ std::string case_yaml(const Case& c, const std::vector<int>& decomposition, int 
   std::string yaml = "equation: " + c.equation + "\nprecision: " + (c.dims == 2 ? "float64" : "float32") +
                      "\ngrid: {points: " + (c.dims == 2 ? "[19, 18]" : "[17, 18, 19]") + "}\nstencil: {radius: " +
                      std::to_string(c.radius) + "}\ntime: {dt: auto, steps: 40}\nboundary: " + boundary_yaml(c.boundary, c.dims) +
-                     "\ninitial: {type: random, seed: 3}\nbackend: host\nthreads: 1\nparallel: {exchange_every: " +
+                     "\ninitial: {type: random, seed: 3}\nbackend: " + backend_under_test() + "\nthreads: 1\nparallel: {exchange_every: " +
                      std::to_string(exchange_every) + ", overlap: " + (overlap ? "true" : "false") +
                      ", decomposition: [" + decomp + "]}\n";
   if (c.equation == "wave") yaml += "velocity: {type: random, seed: 7, amplitude: 0.5}\n";
