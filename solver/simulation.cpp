@@ -69,6 +69,13 @@ int halo_depth(const Problem& p) {
   return static_cast<int>(std::min<long>(p.config.exchange_every, std::max<long>(p.steps, 1))) * p.config.radius;
 }
 
+// The levels whose halos the steps read. The wave's u^{n-1} is read only at
+// the points a step updates, which reach into neighbour halos only with deep
+// halos: one step per exchange sends u alone, half the messages.
+int exchanged_levels(const Problem& p, int halo) {
+  return p.config.equation == Equation::wave && halo > p.config.radius ? 2 : 1;
+}
+
 }  // namespace
 
 template <int D, class Real>
@@ -77,7 +84,7 @@ Simulation<D, Real>::Simulation(const Problem& problem, MPI_Comm comm)
       decomposition_(problem_, halo_depth(problem_), comm),
       domain_(decomposition_.template local_domain<D>()),
       backend_(make_backend<D, Real>(problem_, domain_, decomposition_.comm(), backend_reason_)),
-      halo_(*backend_, decomposition_, domain_, problem_.config.equation == Equation::wave ? 2 : 1) {
+      halo_(*backend_, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo)) {
   backend_->initialize();
   load_initial_files();
 }
