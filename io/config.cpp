@@ -232,8 +232,9 @@ Config parse(const YAML::Node& root, const std::string& file) {
   if (cfg.threads < 0) top.invalid("threads", "must be >= 0 (0: OpenMP's default)");
 
   if (top.has("parallel")) {
-    Section par = top.section("parallel", {"exchange_every", "decomposition"});
+    Section par = top.section("parallel", {"exchange_every", "decomposition", "overlap"});
     cfg.exchange_every = par.get<int>("exchange_every", 1);
+    cfg.overlap = par.get<bool>("overlap", cfg.overlap);
     if (cfg.exchange_every < 1) par.invalid("exchange_every", "must be >= 1");
     if (par.has("decomposition")) {
       auto d = par.list<int>("decomposition");
@@ -399,6 +400,7 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "threads" << YAML::Value << c.threads;
   e << YAML::Key << "parallel" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "exchange_every" << YAML::Value << c.exchange_every;
+  e << YAML::Key << "overlap" << YAML::Value << c.overlap;
   e << YAML::Key << "decomposition" << YAML::Value << YAML::Flow << axes(c.decomposition) << YAML::EndMap;
   e << YAML::Key << "diagnostics" << YAML::Value << YAML::BeginMap << YAML::Key << "every" << YAML::Value
     << c.diagnostics_every << YAML::EndMap;
@@ -426,7 +428,7 @@ std::string config_hash(const Config& c) {
   Config k = c;
   const Config defaults;
   k.backend = defaults.backend, k.threads = defaults.threads, k.exchange_every = defaults.exchange_every;
-  k.decomposition = defaults.decomposition, k.diagnostics_every = defaults.diagnostics_every;
+  k.decomposition = defaults.decomposition, k.overlap = defaults.overlap, k.diagnostics_every = defaults.diagnostics_every;
   k.progress_seconds = defaults.progress_seconds, k.metrics_file = defaults.metrics_file;
   k.checkpoint = defaults.checkpoint, k.output = defaults.output;
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64: stable across platforms and runs

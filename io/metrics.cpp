@@ -20,6 +20,11 @@ nlohmann::json summary_json(const FieldSummary& s) {
   if (s.has_energy) j["energy"] = s.energy;
   return j;
 }
+
+nlohmann::json phases_json(const PhaseTimes& p) {
+  return {{"compute", p.compute}, {"pack", p.pack}, {"communicate", p.communicate},
+          {"unpack", p.unpack},   {"diagnostics", p.diagnostics}, {"io", p.io}};
+}
 }  // namespace
 
 void write_metrics_json(const std::string& path, const Config& c, const RunMetrics& m) {
@@ -51,10 +56,10 @@ void write_metrics_json(const std::string& path, const Config& c, const RunMetri
   j["dt"] = m.dt;
   j["simulated_time"] = m.simulated_time;
   j["wall_seconds"] = m.wall_seconds;
-  j["phases_seconds"] = {{"compute", m.phases.compute},
-                         {"exchange", m.phases.exchange},
-                         {"diagnostics", m.phases.diagnostics},
-                         {"io", m.phases.io}};
+  j["halo_path"] = m.halo_path;
+  j["overlap"] = m.overlap;
+  j["phases_seconds"] = phases_json(m.phases);
+  j["phases_mean_seconds"] = phases_json(m.phases_mean);
   j["cell_updates"] = m.cell_updates;
   j["cells_per_second"] = m.cells_per_second;
   j["bytes_per_update"] = m.bytes_per_update;

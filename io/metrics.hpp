@@ -1,19 +1,29 @@
 #pragma once
 // The per-run metrics record (JSON) that scaling studies collect.
 #include <array>
+#include <chrono>
 #include <string>
 
 #include "io/config.hpp"
 
 namespace heatwave {
 
-// Wall seconds per phase of the time loop, maximum over ranks.
+// Wall seconds per phase of the time loop on one rank; RunMetrics holds the
+// maximum and the mean over ranks. The halo exchange is three phases, so that
+// waiting on the network shows apart from moving halos in memory.
 struct PhaseTimes {
-  double compute = 0;      // advance()
-  double exchange = 0;     // halo exchange: pack, communicate, unpack
-  double diagnostics = 0;  // reductions for diagnostics
+  double compute = 0;      // stepping the fields (with overlap: while messages are in flight)
+  double pack = 0;         // halo faces into send buffers
+  double communicate = 0;  // posting halo messages and waiting for them
+  double unpack = 0;       // receive buffers into the halos
+  double diagnostics = 0;  // local sums and their reductions
   double io = 0;           // outputs and checkpoints
 };
+
+// Seconds on a steady clock: phase times are differences of it.
+inline double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 struct FieldSummary {
   long step = 0;
@@ -34,7 +44,10 @@ struct RunMetrics {
   double dt = 0;
   double simulated_time = 0;
   double wall_seconds = 0;
-  PhaseTimes phases;
+  std::string halo_path;  // where halos travel: host memory, pinned host staging, CUDA-aware MPI
+  bool overlap = false;    // halo exchange overlapped with the interior
+  PhaseTimes phases;       // maximum over ranks
+  PhaseTimes phases_mean;  // mean over ranks
   double cell_updates = 0;
   double cells_per_second = 0;
   double bytes_per_update = 0;  // the minimum device-memory traffic per cell update

@@ -46,6 +46,7 @@ template <> struct TypeName<long> { static constexpr const char* value = "an int
 template <> struct TypeName<int> { static constexpr const char* value = "an integer"; };
 template <> struct TypeName<double> { static constexpr const char* value = "a number"; };
 template <> struct TypeName<std::string> { static constexpr const char* value = "a string"; };
+template <> struct TypeName<bool> { static constexpr const char* value = "true or false"; };
 template <> struct TypeName<std::uint64_t> { static constexpr const char* value = "a non-negative integer"; };
 
 // A map in the YAML tree at a known key path. It knows which keys it allows,

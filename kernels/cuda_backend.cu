@@ -343,8 +343,11 @@ int grid_for(long n, int threads) { return static_cast<int>(std::min<long>((n + 
 template <int D, class Real>
 class CudaBackend final : public Backend<D, Real> {
  public:
-  CudaBackend(const Problem& problem, const LocalDomain<D>& domain)
-      : problem_(problem), domain_(domain), shape_(launch_shape<D>(problem.config.equation, problem.config.precision)) {
+  CudaBackend(const Problem& problem, const LocalDomain<D>& domain, bool cuda_aware_mpi)
+      : problem_(problem),
+        domain_(domain),
+        shape_(launch_shape<D>(problem.config.equation, problem.config.precision)),
+        device_halo_buffers_(cuda_aware_mpi) {
     domain_.layout.align = Pack<Real>::width;  // rows padded for 16-byte packs
     const std::size_t n = domain_.layout.storage_size();
     current_.allocate(n);
@@ -386,24 +389,48 @@ class CudaBackend final : public Backend<D, Real> {
 
   void advance(int k) override {
     for (int m = 0; m < k; ++m) {
-      const Box<D> box = domain_.update_box(problem_.config.radius, k - 1 - m);
-      problem_.config.radius == 1 ? launch_step<1>(box) : launch_step<2>(box);
-      std::swap(current_, second_);
-      fill_ghosts(current_.get());
-      ++step_;
+      update(domain_.update_box(problem_.config.radius, k - 1 - m));
+      finish_step();
     }
+  }
+  // The same step kernel on a part of the update box, queued on the compute
+  // stream: it runs while the host waits on MPI.
+  void update(const Box<D>& region) override {
+    problem_.config.radius == 1 ? launch_step<1>(region) : launch_step<2>(region);
+  }
+  void finish_step() override {
+    std::swap(current_, second_);
+    fill_ghosts(current_.get());
+    ++step_;
   }
 
   std::shared_ptr<Real[]> make_exchange_buffer(std::size_t count) override {
-    // Pinned host memory: MPI without CUDA support stages halos through it.
+    const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(Real);
     Real* p = nullptr;
-    HW_CUDA(cudaMallocHost(&p, std::max<std::size_t>(count, 1) * sizeof(Real)));
+    if (device_halo_buffers_) {  // CUDA-aware MPI reads and writes device memory itself
+      HW_CUDA(cudaMalloc(&p, bytes));
+      return std::shared_ptr<Real[]>(p, [](Real* q) { cudaFree(q); });
+    }
+    // Pinned host memory: MPI without CUDA support stages halos through it.
+    HW_CUDA(cudaMallocHost(&p, bytes));
     return std::shared_ptr<Real[]>(p, [](Real* q) { cudaFreeHost(q); });
   }
+  std::string halo_path() const override {
+    return device_halo_buffers_ ? "CUDA-aware MPI (device buffers)" : "pinned host staging";
+  }
 
-  void pack(Level level, const Box<D>& box, Real* buffer) override { copy_box(field(level), box, buffer, true); }
+  void pack(Level level, const Box<D>& box, Real* buffer) override {
+    if (!device_halo_buffers_) return copy_box(field(level), box, buffer, true);
+    copy_box_kernel<D, Real, true><<<grid_for(box.size(), 256), 256, 0, stream_>>>(field(level), domain_.layout, box, buffer);
+    HW_CUDA(cudaGetLastError());
+    HW_CUDA(cudaStreamSynchronize(stream_));  // MPI reads the buffer outside this stream
+  }
   void unpack(Level level, const Box<D>& box, const Real* buffer) override {
-    copy_box(field(level), box, const_cast<Real*>(buffer), false);
+    if (!device_halo_buffers_) return copy_box(field(level), box, const_cast<Real*>(buffer), false);
+    copy_box_kernel<D, Real, false><<<grid_for(box.size(), 256), 256, 0, stream_>>>(field(level), domain_.layout, box,
+                                                                                     const_cast<Real*>(buffer));
+    HW_CUDA(cudaGetLastError());
+    HW_CUDA(cudaStreamSynchronize(stream_));  // the next receive may overwrite the buffer
   }
   void read(Level level, Real* owned) override { copy_box(field(level), domain_.layout.owned_box(), owned, true); }
   void write(Level level, const Real* owned) override {
@@ -541,6 +568,7 @@ class CudaBackend final : public Backend<D, Real> {
   Problem problem_;
   LocalDomain<D> domain_;
   LaunchShape shape_;
+  bool device_halo_buffers_;  // exchange buffers in device memory (CUDA-aware MPI)
   TimeUpdate<Real> update_;
   DeviceBuffer<Real> current_, second_, staging_;
   DeviceBuffer<double> partials_;
@@ -552,14 +580,14 @@ class CudaBackend final : public Backend<D, Real> {
 }  // namespace
 
 template <int D, class Real>
-std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain) {
-  return std::make_unique<CudaBackend<D, Real>>(problem, domain);
+std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain, bool cuda_aware_mpi) {
+  return std::make_unique<CudaBackend<D, Real>>(problem, domain, cuda_aware_mpi);
 }
 
-template std::unique_ptr<Backend<2, float>> make_backend(const Problem&, const LocalDomain<2>&);
-template std::unique_ptr<Backend<2, double>> make_backend(const Problem&, const LocalDomain<2>&);
-template std::unique_ptr<Backend<3, float>> make_backend(const Problem&, const LocalDomain<3>&);
-template std::unique_ptr<Backend<3, double>> make_backend(const Problem&, const LocalDomain<3>&);
+template std::unique_ptr<Backend<2, float>> make_backend(const Problem&, const LocalDomain<2>&, bool);
+template std::unique_ptr<Backend<2, double>> make_backend(const Problem&, const LocalDomain<2>&, bool);
+template std::unique_ptr<Backend<3, float>> make_backend(const Problem&, const LocalDomain<3>&, bool);
+template std::unique_ptr<Backend<3, double>> make_backend(const Problem&, const LocalDomain<3>&, bool);
 
 double copy_bandwidth(std::size_t bytes, int repeats) {
   const std::size_t n = bytes / sizeof(float4);

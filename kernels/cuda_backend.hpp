@@ -28,8 +28,11 @@ std::vector<DeviceInfo> devices();
 DeviceInfo select_device(int node_local_rank);
 
 // The baseline CUDA backend: one step per launch, fields in device memory.
+// With cuda_aware_mpi, halo exchange buffers are device memory handed to MPI
+// as they are; otherwise pinned host memory that halos are staged through.
 template <int D, class Real>
-std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain);
+std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain,
+                                               bool cuda_aware_mpi = false);
 
 // Device-to-device copy bandwidth in bytes/s (bytes read + bytes written),
 // median of `repeats` copies of `bytes` bytes: the roofline for the benchmarks.

@@ -40,7 +40,15 @@ class Backend {
   virtual void initialize() = 0;
   // Advance k steps. The caller guarantees neighbour halos valid for k steps
   // (depth >= k*radius); physical faces are the backend's own business.
+  // Same as k times: update(LocalDomain::update_box(radius, steps left)), finish_step().
   virtual void advance(int k) = 0;
+  // One step in parts, so that a halo exchange can run while a part computes:
+  // update() computes the next level at the points of `region` (a part of the
+  // step's update box) from the current level, and may return before the work
+  // is done; finish_step() makes the next level current (physical ghosts, step
+  // count). Every point is computed alike whatever the parts: bitwise the same.
+  virtual void update(const Box<D>& region) = 0;
+  virtual void finish_step() = 0;
   // Steps taken so far; set when the fields come from a checkpoint (restart),
   // because the wave's first step differs from the others.
   virtual long step() const = 0;
@@ -54,6 +62,8 @@ class Backend {
   virtual std::shared_ptr<Real[]> make_exchange_buffer(std::size_t count) {
     return std::shared_ptr<Real[]>(new Real[count]);
   }
+  // Where exchange buffers live and how they reach MPI, for the run log.
+  virtual std::string halo_path() const { return "host memory"; }
 
   // The owned points of a level, x fastest (I/O, checkpoints, tests).
   virtual void read(Level, Real* owned) = 0;

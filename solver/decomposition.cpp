@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "io/collective.hpp"
 #include "io/errors.hpp"
 
 namespace heatwave {
@@ -14,7 +15,7 @@ void Decomposition::split(long points, int parts, int coord, long& first, long& 
 
 Decomposition::Decomposition(const Problem& problem, int halo_depth, MPI_Comm comm)
     : problem_(problem), halo_(halo_depth) {
-  MPI_Comm_size(comm, &size_);
+  check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   const int dims = problem.dims;
   const std::string& src = problem.config.source;
   int requested[3] = {0, 0, 0}, product = 1;
@@ -28,7 +29,7 @@ Decomposition::Decomposition(const Problem& problem, int halo_depth, MPI_Comm co
     throw Error(ExitCode::mpi_error, src + ": 'parallel.decomposition' asks for " + std::to_string(product) +
                                          " ranks but the job has " + std::to_string(size_) +
                                          " (run with mpirun -n " + std::to_string(product) + ", or use 0 entries)");
-  MPI_Dims_create(size_, dims, requested);
+  check_mpi(MPI_Dims_create(size_, dims, requested), "MPI_Dims_create");
   int periods[3] = {0, 0, 0};
   for (int a = 0; a < dims; ++a) {
     dims_[a] = requested[a];
@@ -42,15 +43,15 @@ Decomposition::Decomposition(const Problem& problem, int halo_depth, MPI_Comm co
                                            std::to_string(thinnest) + " points thin, less than the halo depth " +
                                            std::to_string(halo_) + " (exchange_every * radius): use fewer ranks or a smaller exchange_every");
   }
-  MPI_Cart_create(comm, dims, requested, periods, /*reorder=*/0, &cart_);
-  MPI_Comm_rank(cart_, &rank_);
+  check_mpi(MPI_Cart_create(comm, dims, requested, periods, /*reorder=*/0, &cart_), "MPI_Cart_create");
+  check_mpi(MPI_Comm_rank(cart_, &rank_), "MPI_Comm_rank");
   int coords[3] = {0, 0, 0};
-  MPI_Cart_coords(cart_, rank_, dims, coords);
+  check_mpi(MPI_Cart_coords(cart_, rank_, dims, coords), "MPI_Cart_coords");
   for (int a = 0; a < 3; ++a) {
     neighbor_[a] = {MPI_PROC_NULL, MPI_PROC_NULL};
     if (a < dims) {
       coords_[a] = coords[a];
-      MPI_Cart_shift(cart_, a, 1, &neighbor_[a][0], &neighbor_[a][1]);
+      check_mpi(MPI_Cart_shift(cart_, a, 1, &neighbor_[a][0], &neighbor_[a][1]), "MPI_Cart_shift");
     }
   }
 }

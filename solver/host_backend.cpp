@@ -75,12 +75,17 @@ class HostBackend final : public Backend<D, Real> {
 
   void advance(int k) override {
     for (int m = 0; m < k; ++m) {
-      const Box<D> box = domain_.update_box(problem_.config.radius, k - 1 - m);
-      problem_.config.radius == 1 ? step_box<1>(box) : step_box<2>(box);
-      std::swap(current_, second_);
-      fill_ghosts(current_);
-      ++step_;
+      update(domain_.update_box(problem_.config.radius, k - 1 - m));
+      finish_step();
     }
+  }
+  void update(const Box<D>& region) override {
+    problem_.config.radius == 1 ? step_box<1>(region) : step_box<2>(region);
+  }
+  void finish_step() override {
+    std::swap(current_, second_);
+    fill_ghosts(current_);
+    ++step_;
   }
 
   void pack(Level level, const Box<D>& box, Real* buffer) override {

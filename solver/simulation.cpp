@@ -20,15 +20,13 @@ namespace heatwave {
 
 namespace {
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 // This rank's index among the ranks of its node: it picks the GPU.
 int node_local_rank(MPI_Comm comm) {
   MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
   int rank = 0;
-  MPI_Comm_rank(node, &rank);
-  MPI_Comm_free(&node);
+  check_mpi(MPI_Comm_rank(node, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_free(&node), "MPI_Comm_free");
   return rank;
 }
 
@@ -49,7 +47,7 @@ std::unique_ptr<Backend<D, Real>> make_backend(const Problem& p, const LocalDoma
     const cuda::DeviceInfo device = cuda::select_device(node_local_rank(comm));
     reason = (name == "auto" ? "auto: " : "requested: ") + device.name + " (device " + std::to_string(device.index) +
              ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
-    return cuda::make_backend<D, Real>(p, domain);
+    return cuda::make_backend<D, Real>(p, domain, cuda_aware_mpi());
   }
   if (name == "auto") {
     reason = "auto: no CUDA device visible";
@@ -71,6 +69,13 @@ int halo_depth(const Problem& p) {
   return static_cast<int>(std::min<long>(p.config.exchange_every, std::max<long>(p.steps, 1))) * p.config.radius;
 }
 
+// The levels whose halos the steps read. The wave's u^{n-1} is read only at
+// the points a step updates, which reach into neighbour halos only with deep
+// halos: one step per exchange sends u alone, half the messages.
+int exchanged_levels(const Problem& p, int halo) {
+  return p.config.equation == Equation::wave && halo > p.config.radius ? 2 : 1;
+}
+
 }  // namespace
 
 template <int D, class Real>
@@ -79,7 +84,7 @@ Simulation<D, Real>::Simulation(const Problem& problem, MPI_Comm comm)
       decomposition_(problem_, halo_depth(problem_), comm),
       domain_(decomposition_.template local_domain<D>()),
       backend_(make_backend<D, Real>(problem_, domain_, decomposition_.comm(), backend_reason_)),
-      halo_(*backend_, decomposition_, domain_, problem_.config.equation == Equation::wave ? 2 : 1) {
+      halo_(*backend_, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo)) {
   backend_->initialize();
   load_initial_files();
 }
@@ -91,7 +96,7 @@ void Simulation<D, Real>::load_initial_files() {
   if (c.initial.type == InitialType::file) files.emplace_back("initial", &c.initial, Level::current);
   if (c.velocity && c.velocity->type == InitialType::file) files.emplace_back("velocity", &*c.velocity, Level::previous);
   if (files.empty()) return;
-  const double t0 = now();
+  const double t0 = steady_seconds();
   const hdf5::Block block = field_io::block_of(domain_);
   on_every_rank(decomposition_.comm(), [&] {
     for (const auto& [key, ic, level] : files) {
@@ -112,7 +117,7 @@ void Simulation<D, Real>::load_initial_files() {
       backend_->write(level, values.data());
     }
   });
-  phases_.io += now() - t0;
+  phases_.io += steady_seconds() - t0;
 }
 
 template <int D, class Real>
@@ -141,21 +146,21 @@ void Simulation<D, Real>::write_levels(const std::string& path, const std::strin
 
 template <int D, class Real>
 std::string Simulation<D, Real>::write_checkpoint() {
-  const double t0 = now();
+  const double t0 = steady_seconds();
   const CheckpointSettings& settings = problem_.config.checkpoint;
   const std::string path = field_io::checkpoint_path(settings.dir, step());
   write_levels(path, "checkpoint", checkpoint_levels());
   on_every_rank(decomposition_.comm(), [&] {
     if (decomposition_.rank() == 0) field_io::prune_checkpoints(settings.dir, settings.keep);
   });
-  phases_.io += now() - t0;
-  spdlog::info("checkpoint at step {} written to {} in {}", step(), path, format_duration(now() - t0));
+  phases_.io += steady_seconds() - t0;
+  spdlog::info("checkpoint at step {} written to {} in {}", step(), path, format_duration(steady_seconds() - t0));
   return path;
 }
 
 template <int D, class Real>
 std::string Simulation<D, Real>::restart(const std::string& checkpoint) {
-  const double t0 = now();
+  const double t0 = steady_seconds();
   const std::string& dir = problem_.config.checkpoint.dir;
   std::string path;
   long restored_step = 0;
@@ -179,13 +184,13 @@ std::string Simulation<D, Real>::restart(const std::string& checkpoint) {
   output_steps_.clear();
   for (long s : field_io::output_steps(problem_.config.output.dir))
     if (s <= restored_step) output_steps_.push_back(s);
-  phases_.io += now() - t0;
+  phases_.io += steady_seconds() - t0;
   return path;
 }
 
 template <int D, class Real>
 void Simulation<D, Real>::write_output() {
-  const double t0 = now();
+  const double t0 = steady_seconds();
   const OutputSettings& settings = problem_.config.output;
   std::vector<std::pair<std::string, Level>> levels;
   for (const std::string& field : settings.fields) levels.emplace_back(field, field == "u" ? Level::current : Level::previous);
@@ -194,7 +199,7 @@ void Simulation<D, Real>::write_output() {
   on_every_rank(decomposition_.comm(), [&] {
     if (decomposition_.rank() == 0) field_io::write_output_series(problem_, output_steps_);
   });
-  phases_.io += now() - t0;
+  phases_.io += steady_seconds() - t0;
 }
 
 template <int D, class Real>
@@ -204,32 +209,76 @@ long Simulation<D, Real>::next_chunk(long until) const {
 }
 
 template <int D, class Real>
+bool Simulation<D, Real>::overlapped() const {
+  return problem_.config.overlap && halo_.active();
+}
+
+template <int D, class Real>
 void Simulation<D, Real>::advance(long steps) {
   const long until = backend_->step() + steps;
   while (backend_->step() < until) {
-    const long k = next_chunk(until);
-    double t0 = now();
-    halo_.exchange();
-    double t1 = now();
-    backend_->advance(static_cast<int>(k));
-    phases_.exchange += t1 - t0;
-    phases_.compute += now() - t1;
+    const int k = static_cast<int>(next_chunk(until));
+    if (overlapped()) {
+      advance_overlapped(k);
+    } else {
+      halo_.exchange();
+      const double t0 = steady_seconds();
+      backend_->advance(k);
+      phases_.compute += steady_seconds() - t0;
+    }
   }
 }
 
 template <int D, class Real>
+void Simulation<D, Real>::advance_overlapped(int k) {
+  const int r = problem_.config.radius;
+  const long H = domain_.layout.halo;
+  // The interior: owned points at least H from every neighbour. Their stencil
+  // reads no halo, and no face sent in this exchange holds them (the wave
+  // updates u^{n-1} in place, and the later stages still send it).
+  Box<D> interior = domain_.update_box(r, 0);
+  for (int a = 0; a < D; ++a) {
+    if (domain_.exchanged[a][0]) interior.lo[a] += H;
+    if (domain_.exchanged[a][1]) interior.hi[a] -= H;
+  }
+  // One slab of the interior (split along the slowest axis) per exchange stage,
+  // computed while that stage's messages are in flight.
+  const int stages = halo_.stages();
+  double compute = 0;
+  for (int s = 0; s < stages; ++s) {
+    halo_.start(s);
+    Box<D> slab = interior;
+    long first = 0, count = 0;
+    Decomposition::split(interior.extent(D - 1), stages, s, first, count);
+    slab.lo[D - 1] = interior.lo[D - 1] + first;
+    slab.hi[D - 1] = slab.lo[D - 1] + count;
+    const double t0 = steady_seconds();
+    backend_->update(slab);
+    compute += steady_seconds() - t0;
+    halo_.finish(s);
+  }
+  // With the halos in: the rest of the first step's update box (deep halos
+  // included), then the chunk's other steps.
+  const double t0 = steady_seconds();
+  for (const Box<D>& rim : box_difference(domain_.update_box(r, k - 1), interior)) backend_->update(rim);
+  backend_->finish_step();
+  if (k > 1) backend_->advance(k - 1);
+  phases_.compute += compute + steady_seconds() - t0;
+}
+
+template <int D, class Real>
 FieldSummary Simulation<D, Real>::diagnose() {
-  const double t0 = now();
   halo_.exchange();  // energy needs lap(u) at owned points: halos of depth r
+  const double t0 = steady_seconds();
   const LocalStats s = backend_->stats();
   double mins[1] = {s.min}, maxs[1] = {s.max}, mn, mx;
   double sums[5] = {s.weight, s.sum, s.sum_squares, s.kinetic, s.potential}, total[5];
   long bad = s.non_finite, all_bad = 0;
   MPI_Comm comm = decomposition_.comm();
-  MPI_Allreduce(mins, &mn, 1, MPI_DOUBLE, MPI_MIN, comm);
-  MPI_Allreduce(maxs, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(sums, total, 5, MPI_DOUBLE, MPI_SUM, comm);
-  MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, comm);
+  check_mpi(MPI_Allreduce(mins, &mn, 1, MPI_DOUBLE, MPI_MIN, comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(maxs, &mx, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(sums, total, 5, MPI_DOUBLE, MPI_SUM, comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, comm), "MPI_Allreduce");
   double volume = 1;
   for (int a = 0; a < D; ++a) volume *= problem_.spacing[a];
   FieldSummary f;
@@ -241,7 +290,7 @@ FieldSummary Simulation<D, Real>::diagnose() {
   f.has_energy = problem_.config.equation == Equation::wave && f.step > 0;
   f.energy = 0.5 * (total[3] + total[4]) * volume;
   f.non_finite = all_bad;
-  phases_.diagnostics += now() - t0;
+  phases_.diagnostics += steady_seconds() - t0;
   return f;
 }
 
@@ -255,19 +304,19 @@ std::vector<Real> Simulation<D, Real>::gather(Level level) {
   const MPI_Datatype type = std::is_same_v<Real, float> ? MPI_FLOAT : MPI_DOUBLE;
   std::vector<int> counts(size), displs(size);
   const int count = static_cast<int>(mine.size());
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
   std::vector<Real> all;
   if (rank == 0) {
     for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
     all.resize(static_cast<std::size_t>(displs[size - 1]) + counts[size - 1]);
   }
-  MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type, 0, comm);
+  check_mpi(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type, 0, comm), "MPI_Gatherv");
   if (rank != 0) return {};
   // Place each rank's box into the global array.
   std::vector<Real> global(static_cast<std::size_t>(problem_.global_points()));
   for (int r = 0; r < size; ++r) {
     int coords[3] = {0, 0, 0};
-    MPI_Cart_coords(comm, r, D, coords);
+    check_mpi(MPI_Cart_coords(comm, r, D, coords), "MPI_Cart_coords");
     Index<D> first, extent;
     for (int a = 0; a < D; ++a) Decomposition::split(problem_.points[a], decomposition_.dims()[a], coords[a], first[a], extent[a]);
     const Real* src = all.data() + displs[r];
@@ -301,9 +350,15 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   m.simulated_time = total_steps * problem_.dt;
   m.bytes_per_update = sizeof(Real) * (c.equation == Equation::heat ? 2 : 3);
 
+  m.halo_path = backend_->halo_path();
+  m.overlap = overlapped();
   spdlog::info("backend {} ({}), {} rank(s) as {}, {} thread(s) per rank, halo depth {}", m.backend, m.backend_reason,
                m.ranks, fmt::join(std::vector<int>(m.decomposition.begin(), m.decomposition.begin() + D), " x "),
                m.threads, domain_.layout.halo);
+  if (decomposition_.size() > 1)
+    spdlog::info("halo exchange through {}, {}", m.halo_path,
+                 m.overlap ? "overlapped with the interior of the first step of each chunk"
+                           : "then compute (parallel.overlap: false)");
   spdlog::info("dt = {:.6g} ({:.3g} of the stability limit: {}), {} steps to t = {:.6g}", problem_.dt,
                problem_.stability_number() / problem_.stability_limit(), problem_.stability_rule(), total_steps,
                m.simulated_time);
@@ -338,7 +393,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   const CheckpointSettings& checkpoint = c.checkpoint;
   const OutputSettings& output = c.output;
   if (output.every > 0 && step() == 0) write_output();
-  const double start = now();
+  const double start = steady_seconds();
   double last_progress = start, last_checkpoint = start;
   const long diag_every = c.diagnostics_every;
   const double cells = static_cast<double>(problem_.global_points());
@@ -358,7 +413,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
     }
     // A signal or a wall clock may be seen by some ranks only: all ranks agree here.
     int events[2] = {control.stop && *control.stop ? 1 : 0,
-                     checkpoint.every_seconds > 0 && now() - last_checkpoint >= checkpoint.every_seconds ? 1 : 0};
+                     checkpoint.every_seconds > 0 && steady_seconds() - last_checkpoint >= checkpoint.every_seconds ? 1 : 0};
     if (control.stop || checkpoint.every_seconds > 0)
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, events, 2, MPI_INT, MPI_MAX, decomposition_.comm()), "MPI_Allreduce");
     const bool stop = events[0] != 0 && step() < total_steps;  // a finished run just finishes
@@ -367,7 +422,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
       check_finite(f, last.step);
       last = f;
       write_checkpoint();
-      last_checkpoint = now();
+      last_checkpoint = steady_seconds();
     }
     if (due(output.every)) write_output();
     if (stop) {
@@ -376,7 +431,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
                    step());
       break;
     }
-    const double t = now();
+    const double t = steady_seconds();
     if (c.progress_seconds > 0 && t - last_progress >= c.progress_seconds && step() < total_steps) {
       const double elapsed = t - start, done = static_cast<double>(step() - m.first_step) / (total_steps - m.first_step);
       spdlog::info("progress: step {}/{} ({:.1f}%), t = {:.5g}, {:.3g} Gcells/s, elapsed {}, ETA {}", step(),
@@ -386,23 +441,29 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
       last_progress = t;
     }
   }
-  m.wall_seconds = now() - start;
+  m.wall_seconds = steady_seconds() - start;
   m.final = diagnose();
   log_diagnostics(m.final);
   check_finite(m.final, last.step);
   if (m.final.has_energy && !first_energy.has_energy) first_energy = m.final;
 
-  // Phase times: the slowest rank's.
-  double local[4] = {phases_.compute, phases_.exchange, phases_.diagnostics, phases_.io}, worst[4];
-  MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, decomposition_.comm());
-  m.phases = {worst[0], worst[1], worst[2], worst[3]};
+  // Phase times: the slowest rank's, and the mean (their gap is load imbalance).
+  const HaloTimes& halo = halo_.times();
+  double local[6] = {phases_.compute, halo.pack, halo.communicate, halo.unpack, phases_.diagnostics, phases_.io};
+  double worst[6], total[6];
+  check_mpi(MPI_Allreduce(local, worst, 6, MPI_DOUBLE, MPI_MAX, decomposition_.comm()), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(local, total, 6, MPI_DOUBLE, MPI_SUM, decomposition_.comm()), "MPI_Allreduce");
+  m.phases = {worst[0], worst[1], worst[2], worst[3], worst[4], worst[5]};
+  const double ranks = decomposition_.size();
+  m.phases_mean = {total[0] / ranks, total[1] / ranks, total[2] / ranks, total[3] / ranks, total[4] / ranks, total[5] / ranks};
   m.cell_updates = cells * static_cast<double>(step() - m.first_step);
   m.cells_per_second = m.wall_seconds > 0 ? m.cell_updates / m.wall_seconds : 0;
 
-  spdlog::info("done: {} steps of {:.4g} cells in {} ({:.4g} Gcells/s; compute {}, exchange {}, diagnostics {}, io {})",
-               step() - m.first_step, cells, format_duration(m.wall_seconds), m.cells_per_second / 1e9,
-               format_duration(m.phases.compute), format_duration(m.phases.exchange),
-               format_duration(m.phases.diagnostics), format_duration(m.phases.io));
+  spdlog::info("done: {} steps of {:.4g} cells in {} ({:.4g} Gcells/s)", step() - m.first_step, cells,
+               format_duration(m.wall_seconds), m.cells_per_second / 1e9);
+  spdlog::info("phases (slowest rank): compute {}, pack {}, communicate {}, unpack {}, diagnostics {}, io {}",
+               format_duration(m.phases.compute), format_duration(m.phases.pack), format_duration(m.phases.communicate),
+               format_duration(m.phases.unpack), format_duration(m.phases.diagnostics), format_duration(m.phases.io));
   // Conservation, as a mini-app should end (miniWeather's habit).
   const double mean_drift = m.final.mean - m.initial.mean;
   spdlog::info("conservation: mean {:+.6e} -> {:+.6e} (change {:+.3e})", m.initial.mean, m.final.mean, mean_drift);

@@ -55,6 +55,15 @@ class Simulation {
 
  private:
   long next_chunk(long until) const;
+  // Whether chunks overlap their halo exchange with compute (parallel.overlap, and neighbours to talk to).
+  bool overlapped() const;
+  // One chunk of k steps whose first step computes its interior while the
+  // halo exchange is in flight. Why the first step of the chunk: it is the
+  // earliest work that can go on without the new halos, for any k; the faces
+  // sent are the state the previous chunk left, so the pack reads a finished
+  // level and the boundary strips (computed after the wait) are the only work
+  // that waits for the network.
+  void advance_overlapped(int k);
   // The levels a checkpoint holds: u, and u_previous for the wave equation.
   std::vector<std::pair<std::string, Level>> checkpoint_levels() const;
   void write_levels(const std::string& path, const std::string& kind,

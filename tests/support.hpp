@@ -1,5 +1,9 @@
 #pragma once
 // Helpers for tests: configs from YAML text, runs, global fields.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +21,15 @@ std::vector<Real> run_field(const Problem& p, long steps = -1) {
   Simulation<D, Real> sim(p);
   sim.advance(steps < 0 ? p.steps : steps);
   return sim.gather(Level::current);
+}
+
+// Values whose bits differ between two fields (0: bitwise equal).
+template <class Real>
+long differing_values(const std::vector<Real>& a, const std::vector<Real>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  long n = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += std::memcmp(&a[i], &b[i], sizeof(Real)) != 0;
+  return n;
 }
 
 }  // namespace heatwave::test

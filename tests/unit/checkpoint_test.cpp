@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -54,14 +53,7 @@ std::vector<Level> levels_of(const Problem& p) {
   return {Level::current};
 }
 
-// Bits that differ between two fields (0: bitwise equal).
-template <class Real>
-long differing_values(const std::vector<Real>& a, const std::vector<Real>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  long n = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += std::memcmp(&a[i], &b[i], sizeof(Real)) != 0;
-  return n;
-}
+using test::differing_values;
 
 // N steps straight vs N/2, checkpoint, restart in a new Simulation, N/2.
 template <int D, class Real>
@@ -201,50 +193,61 @@ TEST(IntegrationInitialFile, ReadsTheFieldAndRejectsAWrongShape) {
   }
 }
 
-// Under mpirun -n 2: a checkpoint written on 1 rank continues on 2, and one
-// written on 2 continues on 1, bit for bit.
-TEST(MpiRestart, ContinuesOnAnotherRankCount) {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) GTEST_SKIP() << "needs mpirun -n 2";
-  for (const std::string equation : {"heat", "wave"}) {
-    const std::string one_dir = fresh_dir("mpi_from_one_" + equation), two_dir = fresh_dir("mpi_from_two_" + equation);
-    const Problem from_one = test::problem_from(restart_case(equation, 2, one_dir)),
-                  from_two = test::problem_from(restart_case(equation, 2, two_dir));
-    std::vector<std::vector<double>> expected;
-    if (world_rank() == 0) {
-      Simulation<2, double> straight(from_one, MPI_COMM_SELF), half(from_one, MPI_COMM_SELF);
-      straight.advance(from_one.steps);
-      for (Level level : levels_of(from_one)) expected.push_back(straight.gather(level));
-      half.advance(from_one.steps / 2);
-      half.write_checkpoint();
+// The first `ranks` ranks of MPI_COMM_WORLD (MPI_COMM_NULL on the others).
+MPI_Comm first_ranks(int ranks) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(MPI_COMM_WORLD, world_rank() < ranks ? 0 : MPI_UNDEFINED, world_rank(), &comm),
+            "MPI_Comm_split");
+  return comm;
+}
+
+// A checkpoint written halfway on `writers` ranks continues on `readers`
+// ranks, bit for bit equal to one rank's uninterrupted run.
+void check_restart_across(const std::string& equation, int writers, int readers) {
+  const std::string dir = fresh_dir("mpi_restart_" + equation + std::to_string(writers) + "_" + std::to_string(readers));
+  const Problem p = test::problem_from(restart_case(equation, 2, dir));
+  std::vector<std::vector<double>> expected;
+  if (world_rank() == 0) {
+    Simulation<2, double> straight(p, MPI_COMM_SELF);
+    straight.advance(p.steps);
+    for (Level level : levels_of(p)) expected.push_back(straight.gather(level));
+  }
+  if (MPI_Comm comm = first_ranks(writers); comm != MPI_COMM_NULL) {
+    {
+      Simulation<2, double> first(p, comm);
+      first.advance(p.steps / 2);
+      first.write_checkpoint();
     }
-    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-    {  // 1 -> 2 ranks
-      Simulation<2, double> two(from_one, MPI_COMM_WORLD);
-      two.restart("latest");
-      two.advance(from_one.steps - two.step());
-      for (Level level : levels_of(from_one)) {
-        const auto u = two.gather(level);
-        if (world_rank() == 0) {
-          EXPECT_EQ(differing_values(expected[static_cast<int>(level)], u), 0) << equation << " 1 -> 2";
-        }
+    check_mpi(MPI_Comm_free(&comm), "MPI_Comm_free");
+  }
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  if (MPI_Comm comm = first_ranks(readers); comm != MPI_COMM_NULL) {
+    {
+      Simulation<2, double> second(p, comm);
+      second.restart("latest");
+      EXPECT_EQ(second.step(), p.steps / 2);
+      second.advance(p.steps - second.step());
+      for (Level level : levels_of(p)) {
+        const auto u = second.gather(level);
+        if (world_rank() == 0)
+          EXPECT_EQ(differing_values(expected[static_cast<std::size_t>(level)], u), 0)
+              << equation << " " << writers << " -> " << readers << " ranks";
       }
     }
-    {  // 2 -> 1 rank
-      Simulation<2, double> two(from_two, MPI_COMM_WORLD);
-      two.advance(from_two.steps / 2);
-      two.write_checkpoint();
-    }
-    if (world_rank() == 0) {
-      Simulation<2, double> one(from_two, MPI_COMM_SELF);
-      one.restart("latest");
-      one.advance(from_two.steps - one.step());
-      for (Level level : levels_of(from_two))
-        EXPECT_EQ(differing_values(expected[static_cast<int>(level)], one.gather(level)), 0) << equation << " 2 -> 1";
-    }
-    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    check_mpi(MPI_Comm_free(&comm), "MPI_Comm_free");
   }
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+// Under mpirun -n 2: 1 -> 2 and 2 -> 1 ranks; under mpirun -n 4: 3 -> 4 and 1 -> 3.
+TEST(MpiRestart, ContinuesOnAnotherRankCount) {
+  int size = 1;
+  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  if (size != 2 && size != 4) GTEST_SKIP() << "needs mpirun -n 2 or -n 4";
+  const std::vector<std::pair<int, int>> moves = size == 2 ? std::vector<std::pair<int, int>>{{1, 2}, {2, 1}}
+                                                           : std::vector<std::pair<int, int>>{{3, 4}, {1, 3}};
+  for (const std::string equation : {"heat", "wave"})
+    for (const auto& [writers, readers] : moves) check_restart_across(equation, writers, readers);
 }
 
 }  // namespace

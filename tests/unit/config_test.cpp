@@ -153,6 +153,22 @@ TEST(UnitConfig, CheckpointAndOutputSettings) {
   expect_error(good + "output: {fields: u}\n", ExitCode::wrong_type, {"'output.fields'", "expects a list"});
 }
 
+TEST(UnitConfig, ParallelSettings) {
+  const Config c = load_config_text(good + "parallel: {exchange_every: 3, overlap: false, decomposition: [2, 0]}\n", "case.yaml");
+  EXPECT_EQ(c.exchange_every, 3);
+  EXPECT_FALSE(c.overlap);
+  EXPECT_EQ(c.decomposition[0], 2);
+  EXPECT_EQ(c.decomposition[1], 0);
+  EXPECT_TRUE(load_config_text(good, "case.yaml").overlap);
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  // How the ranks split the work and talk is not part of the case.
+  EXPECT_EQ(config_hash(c), config_hash(load_config_text(good, "case.yaml")));
+
+  expect_error(good + "parallel: {overlap: sometimes}\n", ExitCode::wrong_type, {"'parallel.overlap'", "true or false", "'sometimes'"});
+  expect_error(good + "parallel: {exchange_every: 0}\n", ExitCode::invalid_value, {"'parallel.exchange_every'", ">= 1"});
+  expect_error(good + "parallel: {decomposition: [2]}\n", ExitCode::invalid_value, {"'parallel.decomposition'", "one rank count per axis"});
+}
+
 TEST(UnitConfig, InitialFromFile) {
   const std::string file_case = replace(good, "{type: sine, modes: [1, 1]}", "{type: file, path: u0.h5, dataset: start}");
   const Config c = load_config_text(file_case, "case.yaml");

@@ -1,0 +1,138 @@
+// Under mpirun -n N (1 to 4): every equation x dimension x boundary type on N
+// ranks gives one rank's fields bit for bit, for several decompositions
+// (MPI's choice, N x 1, 1 x N, uneven splits), exchange every step and every
+// few steps (deep halos), with the exchange overlapped and not. One rank's
+// answer comes from the same program on MPI_COMM_SELF.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+namespace heatwave {
+namespace {
+
+int world(int (*query)(MPI_Comm, int*)) {
+  int value = 0;
+  query(MPI_COMM_WORLD, &value);
+  return value;
+}
+
+// host, unless HEATWAVE_TEST_BACKEND names another (cuda: scripts/mpi-gpu-check.sh).
+std::string backend_under_test() {
+  const char* backend = std::getenv("HEATWAVE_TEST_BACKEND");
+  return backend ? backend : "host";
+}
+
+struct Case {
+  std::string equation;
+  int dims;
+  std::string boundary;  // name of a boundary set below
+  int radius;
+};
+
+std::string boundary_yaml(const std::string& name, int dims) {
+  if (name == "dirichlet") return "{default: {type: dirichlet, value: 0.5}}";
+  if (name == "neumann") return "{default: {type: neumann, value: 0.3}}";
+  if (name == "periodic") return "periodic";
+  // mixed: a periodic axis, and Dirichlet and Neumann faces with nonzero values
+  return std::string("{x_low: periodic, x_high: periodic, y_low: {type: dirichlet, value: 0.25}, ") +
+         "y_high: {type: neumann, value: -0.4}" +
+         (dims == 3 ? ", z_low: {type: neumann, value: 0.2}, z_high: {type: dirichlet, value: -0.1}}" : "}");
+}
+
+// Uneven on 2, 3 and 4 ranks along every axis, and thick enough for a halo of
+// 3 (radius 1) or 4 (radius 2) on 4 ranks per axis.
+std::string case_yaml(const Case& c, const std::vector<int>& decomposition, int exchange_every, bool overlap) {
+  std::string decomp;
+  for (int n : decomposition) decomp += (decomp.empty() ? "" : ", ") + std::to_string(n);
+  std::string yaml = "equation: " + c.equation + "\nprecision: " + (c.dims == 2 ? "float64" : "float32") +
+                     "\ngrid: {points: " + (c.dims == 2 ? "[19, 18]" : "[17, 18, 19]") + "}\nstencil: {radius: " +
+                     std::to_string(c.radius) + "}\ntime: {dt: auto, steps: 40}\nboundary: " + boundary_yaml(c.boundary, c.dims) +
+                     "\ninitial: {type: random, seed: 3}\nbackend: " + backend_under_test() + "\nthreads: 1\nparallel: {exchange_every: " +
+                     std::to_string(exchange_every) + ", overlap: " + (overlap ? "true" : "false") +
+                     ", decomposition: [" + decomp + "]}\n";
+  if (c.equation == "wave") yaml += "velocity: {type: random, seed: 7, amplitude: 0.5}\n";
+  return yaml;
+}
+
+// MPI's choice (zeros), and all ranks along each axis in turn where that differs from it.
+std::vector<std::vector<int>> decompositions(int dims, int ranks) {
+  std::vector<int> chosen(dims, 0);
+  MPI_Dims_create(ranks, dims, chosen.data());
+  std::vector<std::vector<int>> all{std::vector<int>(dims, 0)};
+  for (int a = 0; a < dims && ranks > 1; ++a) {
+    std::vector<int> d(dims, 1);
+    d[a] = ranks;
+    if (d != chosen) all.push_back(d);
+  }
+  return all;
+}
+
+std::vector<Level> levels_of(const Case& c) {
+  if (c.equation == "wave") return {Level::current, Level::previous};
+  return {Level::current};
+}
+
+template <int D, class Real>
+void check_agreement(const Case& c) {
+  const int rank = world(MPI_Comm_rank), ranks = world(MPI_Comm_size);
+  const std::string name = c.equation + " " + std::to_string(D) + "D " + c.boundary + " radius " + std::to_string(c.radius);
+  std::vector<std::vector<Real>> expected;
+  if (rank == 0) {
+    const Problem p = test::problem_from(case_yaml(c, std::vector<int>(D, 1), 1, false));
+    Simulation<D, Real> one(p, MPI_COMM_SELF);
+    one.advance(p.steps);
+    for (Level level : levels_of(c)) {
+      expected.push_back(one.gather(level));
+      // Poison NaNs would compare equal bit for bit: the reference must be a real answer.
+      for (Real v : expected.back()) ASSERT_TRUE(std::isfinite(v)) << name << ": the one-rank answer is not finite";
+    }
+  }
+  for (const auto& decomposition : decompositions(D, ranks))
+    for (int exchange_every : {1, c.radius == 1 ? 3 : 2})
+      for (bool overlap : {false, true}) {
+        const Problem p = test::problem_from(case_yaml(c, decomposition, exchange_every, overlap));
+        Simulation<D, Real> many(p, MPI_COMM_WORLD);
+        many.advance(p.steps);
+        ASSERT_EQ(many.step(), p.steps);
+        for (Level level : levels_of(c)) {
+          const auto u = many.gather(level);
+          if (rank != 0) continue;
+          const auto& dims = many.decomposition().dims();
+          EXPECT_EQ(test::differing_values(expected[static_cast<std::size_t>(level)], u), 0)
+              << name << " on " << ranks << " ranks as " << dims[0] << " x " << dims[1] << (D == 3 ? " x " + std::to_string(dims[2]) : "")
+              << ", exchange_every " << exchange_every << ", overlap " << overlap << ", level " << static_cast<int>(level);
+        }
+      }
+}
+
+class MpiAgreement : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MpiAgreement, NRanksGiveOneRanksFieldsBitwise) {
+  const Case& c = GetParam();
+  if (c.dims == 2) check_agreement<2, double>(c);
+  else check_agreement<3, float>(c);
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  const std::vector<std::string> boundaries{"dirichlet", "neumann", "periodic", "mixed"};
+  for (const std::string equation : {"heat", "wave"})
+    for (int dims : {2, 3})
+      for (std::size_t b = 0; b < boundaries.size(); ++b)  // both radii for every boundary type
+        cases.push_back({equation, dims, boundaries[b], 1 + static_cast<int>((b + dims + (equation == "wave")) % 2)});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCase, MpiAgreement, ::testing::ValuesIn(all_cases()), [](const auto& info) {
+  const Case& c = info.param;
+  return c.equation + std::to_string(c.dims) + "D_" + c.boundary + "_radius" + std::to_string(c.radius);
+});
+
+}  // namespace
+}  // namespace heatwave
