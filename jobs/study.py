@@ -185,7 +185,7 @@ def collect(study):
                "cells": cells, "cells_per_rank": cells / m["ranks"], "steps": m["steps"],
                "wall_seconds": m["wall_seconds"], "gcells_per_second": m["cells_per_second"] / 1e9,
                "backend": m["backend"], "threads": m["threads"], "equation": m["equation"],
-               "precision": m["precision"], "host": m["host"], "config_hash": m["config_hash"]}
+               "precision": m["precision"], "radius": m["radius"], "host": m["host"], "config_hash": m["config_hash"]}
         for phase, seconds in m["phases_seconds"].items():
             row[f"{phase}_seconds"] = seconds
         rows.append(row)

@@ -3,10 +3,13 @@
 # (1, 2, 4 ranks, 2 repeats) run with mpirun; the CSV has one row per run
 # with the right grids, the summary's efficiencies are recomputed from the
 # rows, the plots are PNGs, the Markdown has the table; a bad study is refused.
-#   study_test.sh HEATWAVE SOURCE_DIR
+# Then the ping-pong measures this machine and jobs/model.py compares against
+# the weak study and projects the GPU cases.
+#   study_test.sh HEATWAVE SOURCE_DIR HEATWAVE_PINGPONG
 set -eu
 heatwave=$(realpath "$1")
 src=$(realpath "$2")
+pingpong=$(realpath "$3")
 work=$(mktemp -d /tmp/heatwave-study.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -67,4 +70,22 @@ code=0
 /usr/bin/python3 "$src/jobs/study.py" run "$work/bad.yaml" --heatwave "$heatwave" >"$work/bad.log" 2>&1 || code=$?
 [[ $code -eq 1 ]] && grep -q "'kind' is 'sideways', expected one of ('weak', 'strong')" "$work/bad.log" ||
   { cat "$work/bad.log"; echo "FAIL: a bad study gave exit $code"; exit 1; }
+timeout 60 mpirun --allow-run-as-root --oversubscribe -n 2 "$pingpong" "$work/pp.json" || { echo "FAIL: heatwave_pingpong"; exit 1; }
+/usr/bin/python3 "$src/jobs/model.py" compare "$work/weak" --pingpong "$work/pp.json" --cores 2 | tee "$work/model.txt"
+/usr/bin/python3 "$src/jobs/model.py" project --rate-2d 4e11 --rate-3d 3.5e11 --intra 3e-6,1.5e11 --inter "$work/pp.json" \
+  --out "$work/projection" >/dev/null
+/usr/bin/python3 - "$work" <<'PY'
+import json, sys
+from pathlib import Path
+work = Path(sys.argv[1])
+pp = json.loads((work / "pp.json").read_text())
+sizes = [m["bytes"] for m in pp["messages"]]
+assert sizes[0] == 8 and sizes[-1] == 8 << 20 and all(m["one_way_seconds"] > 0 for m in pp["messages"])
+assert pp["latency_seconds"] > 0 and pp["bandwidth_bytes_per_second"] > 1e6, pp
+rows = [l.split("|")[1:-1] for l in (work / "model.txt").read_text().splitlines()[2:]]
+assert [int(r[0]) for r in rows] == [1, 2, 4] and rows[0][5].strip() == "100%", rows
+proj = (work / "projection" / "projection.md").read_text().splitlines()
+assert sum(l.startswith("| 1024 |") for l in proj) == 1 and (work / "projection" / "projection.png").stat().st_size > 5000
+print("ping-pong", len(sizes), "sizes; model compare 3 rows; projection to 1024 ranks")
+PY
 echo "PASS"
