@@ -6,7 +6,8 @@ packages=(
   cmake ninja-build g++ git pkg-config
   libyaml-cpp-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libtrilinos-kokkos-dev
-  python3-h5py python3-matplotlib python3-numpy
+  python3-h5py python3-matplotlib python3-numpy python3-yaml
+  slurm-wlm munge iproute2  # tests/jobs: a one-node Slurm, two network namespaces
 )
 missing=()
 for p in "${packages[@]}"; do
