@@ -9,6 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-out/gpu}")
 suite=${2:-bench/standard.yaml}
+steps=${HEATWAVE_GPU_CHECK_STEPS:-tests sanitize bench}  # which parts to run
 mkdir -p "$out"
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 status=0
@@ -32,11 +33,14 @@ if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --bu
 fi
 build-gpu/heatwave info | tee "$out/info.txt"
 
+if [[ $steps == *tests* ]]; then
 log "tests: ctest -L ${HEATWAVE_CTEST_LABEL:-gpu}"
 # Few OpenMP threads per test: parallel tests must not oversubscribe the cores.
 (cd build-gpu && OMP_NUM_THREADS=2 ctest --output-on-failure -j 4 -L "${HEATWAVE_CTEST_LABEL:-gpu}") >"$out/ctest.log" 2>&1 || status=1
 grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/ctest.log" | tee -a "$out/summary.txt"
+fi
 
+if [[ $steps == *sanitize* ]]; then
 log "compute-sanitizer on small cases of each kernel"
 for tool in memcheck racecheck synccheck; do
   for case in bench/sanitize/*.yaml; do
@@ -52,8 +56,11 @@ for tool in memcheck racecheck synccheck; do
   done
 done
 mkdir -p "$out/logs" && mv "$out"/sanitize-*.log "$out/logs/" 2>/dev/null
+fi
 
-log "benchmarks: $suite"
-build-gpu/heatwave bench "$suite" --json "$out/bench.json" 2>&1 | tee "$out/bench.log" | grep -E "^\||roofline:" || status=1
+if [[ $steps == *bench* ]]; then
+  log "benchmarks: $suite"
+  build-gpu/heatwave bench "$suite" --json "$out/bench.json" 2>&1 | tee "$out/bench.log" | grep -E "^\||roofline:" || status=1
+fi
 log "done (status $status)"
 exit $status
