@@ -444,6 +444,7 @@ class CudaBackend final : public Backend<D, Real> {
     return problem_.config.radius == 1 ? stats_radius<1>() : stats_radius<2>();
   }
 
+  void synchronize() override { HW_CUDA(cudaStreamSynchronize(stream_)); }
   void start_timer() override { HW_CUDA(cudaEventRecord(start_, stream_)); }
   double stop_timer() override {
     HW_CUDA(cudaEventRecord(stop_, stream_));

@@ -74,6 +74,10 @@ class Backend {
 
   // Seconds taken by the work issued between start_timer() and stop_timer(),
   // timed where it runs (CUDA events on a GPU backend); waits for that work.
+  // Wait for the work issued so far (GPU backends launch asynchronously): the
+  // time loop calls it before reading the clock, so phases are honest.
+  virtual void synchronize() {}
+
   virtual void start_timer() { timer_start_ = std::chrono::steady_clock::now(); }
   virtual double stop_timer() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - timer_start_).count();

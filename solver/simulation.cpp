@@ -224,6 +224,7 @@ void Simulation<D, Real>::advance(long steps) {
       halo_.exchange();
       const double t0 = steady_seconds();
       backend_->advance(k);
+      backend_->synchronize();
       phases_.compute += steady_seconds() - t0;
     }
   }
@@ -263,6 +264,7 @@ void Simulation<D, Real>::advance_overlapped(int k) {
   for (const Box<D>& rim : box_difference(domain_.update_box(r, k - 1), interior)) backend_->update(rim);
   backend_->finish_step();
   if (k > 1) backend_->advance(k - 1);
+  backend_->synchronize();
   phases_.compute += compute + steady_seconds() - t0;
 }
 
