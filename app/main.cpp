@@ -93,12 +93,15 @@ int command_info() {
   std::printf("features:\n");
   std::printf("  cuda:    %s\n", build::cuda ? build::cuda_architectures : "no (built with HEATWAVE_CUDA=OFF)");
   std::printf("  mpi:     %s\n", mpi.c_str());
+  std::printf("  nccl:    %s\n", build::nccl);
   std::printf("  openmp:  %d thread(s) by default\n", omp_get_max_threads());
   std::printf("  hdf5:    %s\n", build::hdf5);
   std::printf("  kokkos:  %s\n", build::kokkos);
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
   std::printf("backends: host, cuda\n");
+  std::printf("halo transports: mpi-host%s%s (auto: nccl with a GPU per rank, else CUDA-aware MPI, else mpi-host)\n",
+              cuda_aware_mpi() ? ", mpi-cuda-aware" : "", nccl_available() ? ", nccl" : "");
   std::printf("devices:  %s\n", gpus.empty() ? "none visible (backend auto runs on the host)" : "");
   for (const auto& d : gpus)
     std::printf("  [%d] %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, %d KiB shared/block, clusters %s\n", d.index,
@@ -106,6 +109,7 @@ int command_info() {
                 d.shared_per_block_optin_kib, d.clusters ? "yes" : "no");
 #else
   std::printf("backends: host\n");
+  std::printf("halo transports: mpi-host\n");
   std::printf("devices:  none (no CUDA in this build)\n");
 #endif
   return 0;

@@ -232,9 +232,13 @@ Config parse(const YAML::Node& root, const std::string& file) {
   if (cfg.threads < 0) top.invalid("threads", "must be >= 0 (0: OpenMP's default)");
 
   if (top.has("parallel")) {
-    Section par = top.section("parallel", {"exchange_every", "decomposition", "overlap"});
+    Section par = top.section("parallel", {"exchange_every", "decomposition", "overlap", "halo_transport"});
     cfg.exchange_every = par.get<int>("exchange_every", 1);
     cfg.overlap = par.get<bool>("overlap", cfg.overlap);
+    // Whether the build, the MPI and the backend can do it is known when the run starts (Simulation).
+    cfg.halo_transport = par.choice<std::string>("halo_transport", cfg.halo_transport,
+                                                 {{"auto", "auto"}, {"nccl", "nccl"}, {"mpi-cuda-aware", "mpi-cuda-aware"},
+                                                  {"mpi-host", "mpi-host"}});
     if (cfg.exchange_every < 1) par.invalid("exchange_every", "must be >= 1");
     if (par.has("decomposition")) {
       auto d = par.list<int>("decomposition");
@@ -401,6 +405,7 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "parallel" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "exchange_every" << YAML::Value << c.exchange_every;
   e << YAML::Key << "overlap" << YAML::Value << c.overlap;
+  e << YAML::Key << "halo_transport" << YAML::Value << c.halo_transport;
   e << YAML::Key << "decomposition" << YAML::Value << YAML::Flow << axes(c.decomposition) << YAML::EndMap;
   e << YAML::Key << "diagnostics" << YAML::Value << YAML::BeginMap << YAML::Key << "every" << YAML::Value
     << c.diagnostics_every << YAML::EndMap;
@@ -429,6 +434,7 @@ std::string config_hash(const Config& c) {
   const Config defaults;
   k.backend = defaults.backend, k.threads = defaults.threads, k.exchange_every = defaults.exchange_every;
   k.decomposition = defaults.decomposition, k.overlap = defaults.overlap, k.diagnostics_every = defaults.diagnostics_every;
+  k.halo_transport = defaults.halo_transport;
   k.progress_seconds = defaults.progress_seconds, k.metrics_file = defaults.metrics_file;
   k.checkpoint = defaults.checkpoint, k.output = defaults.output;
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64: stable across platforms and runs

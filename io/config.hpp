@@ -84,6 +84,7 @@ struct Config {
   int exchange_every = 1;         // steps between halo exchanges (halo depth = exchange_every * radius)
   std::array<int, max_dims> decomposition{0, 0, 0};  // ranks per axis, 0: MPI_Dims_create chooses
   bool overlap = true;            // halo exchange in flight while the interior computes (false: exchange, then compute)
+  std::string halo_transport = "auto";  // auto | nccl | mpi-cuda-aware | mpi-host (how halos move between ranks)
 
   long diagnostics_every = 100;   // steps; 0 disables (a final check always runs)
   double progress_seconds = 2.0;  // wall seconds between progress lines

@@ -56,6 +56,7 @@ void write_metrics_json(const std::string& path, const Config& c, const RunMetri
   j["dt"] = m.dt;
   j["simulated_time"] = m.simulated_time;
   j["wall_seconds"] = m.wall_seconds;
+  j["halo_transport"] = m.halo_transport;
   j["halo_path"] = m.halo_path;
   j["overlap"] = m.overlap;
   j["phases_seconds"] = phases_json(m.phases);

@@ -44,7 +44,8 @@ struct RunMetrics {
   double dt = 0;
   double simulated_time = 0;
   double wall_seconds = 0;
-  std::string halo_path;  // where halos travel: host memory, pinned host staging, CUDA-aware MPI
+  std::string halo_transport;  // parallel.halo_transport that ran: mpi-host, mpi-cuda-aware, nccl
+  std::string halo_path;       // the transport and where its buffers live, e.g. "nccl (device buffers, ...)"
   bool overlap = false;    // halo exchange overlapped with the interior
   PhaseTimes phases;       // maximum over ranks
   PhaseTimes phases_mean;  // mean over ranks

@@ -343,11 +343,11 @@ int grid_for(long n, int threads) { return static_cast<int>(std::min<long>((n + 
 template <int D, class Real>
 class CudaBackend final : public Backend<D, Real> {
  public:
-  CudaBackend(const Problem& problem, const LocalDomain<D>& domain, bool cuda_aware_mpi)
+  CudaBackend(const Problem& problem, const LocalDomain<D>& domain, HaloTransportKind transport)
       : problem_(problem),
         domain_(domain),
         shape_(launch_shape<D>(problem.config.equation, problem.config.precision)),
-        device_halo_buffers_(cuda_aware_mpi) {
+        transport_(transport) {
     domain_.layout.align = Pack<Real>::width;  // rows padded for 16-byte packs
     const std::size_t n = domain_.layout.storage_size();
     current_.allocate(n);
@@ -407,7 +407,7 @@ class CudaBackend final : public Backend<D, Real> {
   std::shared_ptr<Real[]> make_exchange_buffer(std::size_t count) override {
     const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(Real);
     Real* p = nullptr;
-    if (device_halo_buffers_) {  // CUDA-aware MPI reads and writes device memory itself
+    if (device_halo_buffers()) {  // NCCL or CUDA-aware MPI read and write device memory themselves
       HW_CUDA(cudaMalloc(&p, bytes));
       return std::shared_ptr<Real[]>(p, [](Real* q) { cudaFree(q); });
     }
@@ -416,21 +416,31 @@ class CudaBackend final : public Backend<D, Real> {
     return std::shared_ptr<Real[]>(p, [](Real* q) { cudaFreeHost(q); });
   }
   std::string halo_path() const override {
-    return device_halo_buffers_ ? "CUDA-aware MPI (device buffers)" : "pinned host staging";
+    switch (transport_) {
+      case HaloTransportKind::nccl: return "device buffers, stream-ordered on a halo stream";
+      case HaloTransportKind::mpi_cuda_aware: return "device buffers";
+      default: return "pinned host staging";
+    }
   }
+  void* stream() override { return stream_; }
 
+  // With device buffers the faces move by kernels on the compute stream. NCCL
+  // runs on a stream ordered after them (and before the unpacks), so nothing
+  // waits here; MPI reads and writes outside any stream, so for it the host
+  // waits for the pack before the send, and for the unpack before the next
+  // receive may overwrite the buffer.
   void pack(Level level, const Box<D>& box, Real* buffer) override {
-    if (!device_halo_buffers_) return copy_box(field(level), box, buffer, true);
+    if (!device_halo_buffers()) return copy_box(field(level), box, buffer, true);
     copy_box_kernel<D, Real, true><<<grid_for(box.size(), 256), 256, 0, stream_>>>(field(level), domain_.layout, box, buffer);
     HW_CUDA(cudaGetLastError());
-    HW_CUDA(cudaStreamSynchronize(stream_));  // MPI reads the buffer outside this stream
+    if (transport_ != HaloTransportKind::nccl) HW_CUDA(cudaStreamSynchronize(stream_));
   }
   void unpack(Level level, const Box<D>& box, const Real* buffer) override {
-    if (!device_halo_buffers_) return copy_box(field(level), box, const_cast<Real*>(buffer), false);
+    if (!device_halo_buffers()) return copy_box(field(level), box, const_cast<Real*>(buffer), false);
     copy_box_kernel<D, Real, false><<<grid_for(box.size(), 256), 256, 0, stream_>>>(field(level), domain_.layout, box,
                                                                                      const_cast<Real*>(buffer));
     HW_CUDA(cudaGetLastError());
-    HW_CUDA(cudaStreamSynchronize(stream_));  // the next receive may overwrite the buffer
+    if (transport_ != HaloTransportKind::nccl) HW_CUDA(cudaStreamSynchronize(stream_));
   }
   void read(Level level, Real* owned) override { copy_box(field(level), domain_.layout.owned_box(), owned, true); }
   void write(Level level, const Real* owned) override {
@@ -456,6 +466,7 @@ class CudaBackend final : public Backend<D, Real> {
 
  private:
   bool wave() const { return problem_.config.equation == Equation::wave; }
+  bool device_halo_buffers() const { return transport_ != HaloTransportKind::mpi_host; }
 
   Real* field(Level level) {
     if (level == Level::previous && !wave()) throw Error(ExitCode::internal, "the heat equation has no previous level");
@@ -569,7 +580,7 @@ class CudaBackend final : public Backend<D, Real> {
   Problem problem_;
   LocalDomain<D> domain_;
   LaunchShape shape_;
-  bool device_halo_buffers_;  // exchange buffers in device memory (CUDA-aware MPI)
+  HaloTransportKind transport_;  // how halos move: where exchange buffers live, whether packs wait
   TimeUpdate<Real> update_;
   DeviceBuffer<Real> current_, second_, staging_;
   DeviceBuffer<double> partials_;
@@ -581,14 +592,14 @@ class CudaBackend final : public Backend<D, Real> {
 }  // namespace
 
 template <int D, class Real>
-std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain, bool cuda_aware_mpi) {
-  return std::make_unique<CudaBackend<D, Real>>(problem, domain, cuda_aware_mpi);
+std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain, HaloTransportKind transport) {
+  return std::make_unique<CudaBackend<D, Real>>(problem, domain, transport);
 }
 
-template std::unique_ptr<Backend<2, float>> make_backend(const Problem&, const LocalDomain<2>&, bool);
-template std::unique_ptr<Backend<2, double>> make_backend(const Problem&, const LocalDomain<2>&, bool);
-template std::unique_ptr<Backend<3, float>> make_backend(const Problem&, const LocalDomain<3>&, bool);
-template std::unique_ptr<Backend<3, double>> make_backend(const Problem&, const LocalDomain<3>&, bool);
+template std::unique_ptr<Backend<2, float>> make_backend(const Problem&, const LocalDomain<2>&, HaloTransportKind);
+template std::unique_ptr<Backend<2, double>> make_backend(const Problem&, const LocalDomain<2>&, HaloTransportKind);
+template std::unique_ptr<Backend<3, float>> make_backend(const Problem&, const LocalDomain<3>&, HaloTransportKind);
+template std::unique_ptr<Backend<3, double>> make_backend(const Problem&, const LocalDomain<3>&, HaloTransportKind);
 
 double copy_bandwidth(std::size_t bytes, int repeats) {
   const std::size_t n = bytes / sizeof(float4);

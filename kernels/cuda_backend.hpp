@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "solver/backend.hpp"
+#include "solver/halo_transport.hpp"
 
 namespace heatwave::cuda {
 
@@ -28,11 +29,13 @@ std::vector<DeviceInfo> devices();
 DeviceInfo select_device(int node_local_rank);
 
 // The baseline CUDA backend: one step per launch, fields in device memory.
-// With cuda_aware_mpi, halo exchange buffers are device memory handed to MPI
-// as they are; otherwise pinned host memory that halos are staged through.
+// The halo transport decides where exchange buffers live: device memory for
+// nccl (packs and unpacks queued on the compute stream, never waited for) and
+// mpi-cuda-aware (handed to MPI as they are, so packs wait for the stream);
+// pinned host memory that halos are staged through for mpi-host.
 template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain,
-                                               bool cuda_aware_mpi = false);
+                                               HaloTransportKind transport = HaloTransportKind::mpi_host);
 
 // Device-to-device copy bandwidth in bytes/s (bytes read + bytes written),
 // median of `repeats` copies of `bytes` bytes: the roofline for the benchmarks.

@@ -62,8 +62,11 @@ class Backend {
   virtual std::shared_ptr<Real[]> make_exchange_buffer(std::size_t count) {
     return std::shared_ptr<Real[]>(new Real[count]);
   }
-  // Where exchange buffers live and how they reach MPI, for the run log.
+  // Where exchange buffers live and how they reach the transport, for the run log.
   virtual std::string halo_path() const { return "host memory"; }
+  // The GPU stream the backend computes on (a cudaStream_t), for a transport
+  // that queues its work in order with the packs and unpacks (nccl); null on the host.
+  virtual void* stream() { return nullptr; }
 
   // The owned points of a level, x fastest (I/O, checkpoints, tests).
   virtual void read(Level, Real* owned) = 0;

@@ -5,10 +5,14 @@
 #include <mpi-ext.h>
 #endif
 
-#include <type_traits>
+#include <algorithm>
 
 #include "io/collective.hpp"
+#include "io/errors.hpp"
 #include "io/metrics.hpp"
+#ifdef HEATWAVE_HAVE_NCCL
+#include "kernels/nccl_transport.hpp"
+#endif
 
 namespace heatwave {
 
@@ -29,8 +33,8 @@ bool cuda_aware_mpi() {
 
 template <int D, class Real>
 HaloExchange<D, Real>::HaloExchange(Backend<D, Real>& backend, const Decomposition& decomposition,
-                                    const LocalDomain<D>& domain, int levels)
-    : backend_(backend), comm_(decomposition.comm()) {
+                                    const LocalDomain<D>& domain, int levels, HaloTransportKind transport)
+    : backend_(backend) {
   const long H = domain.layout.halo;
   for (int a = 0; a < D; ++a)
     for (int side = 0; side < 2; ++side) {
@@ -60,6 +64,18 @@ HaloExchange<D, Real>::HaloExchange(Backend<D, Real>& backend, const Decompositi
     stage_faces_.emplace_back(first, last);
     first = last;
   }
+  // Every rank of a multi-rank run has a neighbour: the NCCL communicator is
+  // made by all of them or by none.
+  if (transport == HaloTransportKind::nccl && decomposition.size() > 1) {
+#ifdef HEATWAVE_HAVE_NCCL
+    if (!backend.stream()) throw Error(ExitCode::internal, "the nccl transport needs a GPU backend");
+    transport_ = cuda::make_nccl_transport(decomposition.comm(), backend.stream(), sizeof(Real));
+#else
+    throw Error(ExitCode::internal, "the nccl transport is not in this build");
+#endif
+  } else {
+    transport_ = make_mpi_transport(transport, decomposition.comm(), sizeof(Real));
+  }
 }
 
 template <int D, class Real>
@@ -71,37 +87,39 @@ void HaloExchange<D, Real>::exchange() {
 }
 
 template <int D, class Real>
-void HaloExchange<D, Real>::start(int stage) {
-  const MPI_Datatype type = std::is_same_v<Real, float> ? MPI_FLOAT : MPI_DOUBLE;
+std::vector<HaloMessage> HaloExchange<D, Real>::messages(int stage, bool receives) const {
   const auto [first, last] = stage_faces_[static_cast<std::size_t>(stage)];
-  requests_.assign(2 * (last - first), MPI_REQUEST_NULL);
-  double t0 = steady_seconds();
+  std::vector<HaloMessage> out;
   for (std::size_t f = first; f < last; ++f) {
-    Face& face = faces_[f];
+    const Face& face = faces_[f];
     // Tag by the receiver's side: what I send from my low face lands on my neighbour's high side.
-    check_mpi(MPI_Irecv(face.recv.get(), static_cast<int>(face.recv_box.size()), type, face.neighbor,
-                        tag(face.level, face.axis, face.side), comm_, &requests_[2 * (f - first)]),
-              "MPI_Irecv");
+    if (receives)
+      out.push_back({face.recv.get(), face.recv_box.size(), face.neighbor, tag(face.level, face.axis, face.side)});
+    else
+      out.push_back({face.send.get(), face.send_box.size(), face.neighbor, tag(face.level, face.axis, 1 - face.side)});
   }
-  for (std::size_t f = first; f < last; ++f) {
-    Face& face = faces_[f];
-    const double t1 = steady_seconds();
-    backend_.pack(static_cast<Level>(face.level), face.send_box, face.send.get());
-    const double t2 = steady_seconds();
-    times_.pack += t2 - t1;
-    times_.communicate += t1 - t0;
-    check_mpi(MPI_Isend(face.send.get(), static_cast<int>(face.send_box.size()), type, face.neighbor,
-                        tag(face.level, face.axis, 1 - face.side), comm_, &requests_[2 * (f - first) + 1]),
-              "MPI_Isend");
-    t0 = t2;
-  }
-  times_.communicate += steady_seconds() - t0;
+  std::stable_sort(out.begin(), out.end(), [](const HaloMessage& a, const HaloMessage& b) { return a.tag < b.tag; });
+  return out;
+}
+
+template <int D, class Real>
+void HaloExchange<D, Real>::start(int stage) {
+  const auto [first, last] = stage_faces_[static_cast<std::size_t>(stage)];
+  const double t0 = steady_seconds();
+  transport_->post_receives(messages(stage, true));
+  const double t1 = steady_seconds();
+  for (std::size_t f = first; f < last; ++f)
+    backend_.pack(static_cast<Level>(faces_[f].level), faces_[f].send_box, faces_[f].send.get());
+  const double t2 = steady_seconds();
+  transport_->post_sends(messages(stage, false));
+  times_.pack += t2 - t1;
+  times_.communicate += t1 - t0 + steady_seconds() - t2;
 }
 
 template <int D, class Real>
 void HaloExchange<D, Real>::finish(int stage) {
   const double t0 = steady_seconds();
-  check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  transport_->wait();
   const double t1 = steady_seconds();
   const auto [first, last] = stage_faces_[static_cast<std::size_t>(stage)];
   for (std::size_t f = first; f < last; ++f)

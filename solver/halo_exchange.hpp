@@ -9,6 +9,7 @@
 
 #include "solver/backend.hpp"
 #include "solver/decomposition.hpp"
+#include "solver/halo_transport.hpp"
 
 namespace heatwave {
 
@@ -17,6 +18,8 @@ struct HaloTimes {
   double pack = 0;         // faces into send buffers
   double communicate = 0;  // posting the messages and waiting for them
   double unpack = 0;       // receive buffers into the halos
+  // (With nccl the host only queues all three on the GPU: these are launch
+  // times, and the GPU's time shows in the compute phase, which waits for it.)
 };
 
 // Whether MPI reads and writes CUDA device memory itself (OpenMPI's
@@ -26,7 +29,10 @@ bool cuda_aware_mpi();
 template <int D, class Real>
 class HaloExchange {
  public:
-  HaloExchange(Backend<D, Real>& backend, const Decomposition& decomposition, const LocalDomain<D>& domain, int levels);
+  // Collective (nccl makes its communicator here). The transport must suit
+  // the backend: device memory ones (nccl, mpi-cuda-aware) need a GPU backend.
+  HaloExchange(Backend<D, Real>& backend, const Decomposition& decomposition, const LocalDomain<D>& domain, int levels,
+               HaloTransportKind transport);
 
   // Blocking exchange of every level's halo of depth H: start(s), finish(s) for each stage.
   void exchange();
@@ -34,14 +40,17 @@ class HaloExchange {
   // The exchange in stages, one per axis with neighbours, in axis order. A
   // stage's sends carry the halos of the stages before it (corners), so stage
   // s starts only after stage s-1 finished. start() packs and posts
-  // non-blocking receives and sends; finish() waits and unpacks. Between the
-  // two the caller computes what needs no halo.
+  // receives and sends (through the transport); finish() waits and unpacks.
+  // Between the two the caller computes what needs no halo.
   int stages() const { return static_cast<int>(stage_faces_.size()); }
   void start(int stage);
   void finish(int stage);
 
   bool active() const { return !faces_.empty(); }
   const HaloTimes& times() const { return times_; }
+  HaloTransportKind transport() const { return transport_->kind(); }
+  // The transport and where its buffers live, for the run log and metrics.
+  std::string path() const { return to_string(transport()) + " (" + backend_.halo_path() + ")"; }
 
  private:
   struct Face {
@@ -49,11 +58,14 @@ class HaloExchange {
     Box<D> send_box, recv_box;
     std::shared_ptr<Real[]> send, recv;
   };
+  // One stage's messages in tag order (NCCL matches messages between two
+  // ranks in posting order, MPI by tag: sorted, both mean the same).
+  std::vector<HaloMessage> messages(int stage, bool receives) const;
+
   Backend<D, Real>& backend_;
-  MPI_Comm comm_;
   std::vector<Face> faces_;                          // grouped by axis, in axis order
   std::vector<std::pair<std::size_t, std::size_t>> stage_faces_;  // [first, last) of faces_ per stage
-  std::vector<MPI_Request> requests_;                // of the stage in flight
+  std::unique_ptr<HaloTransport> transport_;
   HaloTimes times_;
 };
 

@@ -20,43 +20,82 @@ namespace heatwave {
 
 namespace {
 
-// This rank's index among the ranks of its node: it picks the GPU.
-int node_local_rank(MPI_Comm comm) {
+// This rank's index among the ranks of its node (it picks the GPU), and their count.
+std::pair<int, int> node_local_rank(MPI_Comm comm) {
   MPI_Comm node;
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-  int rank = 0;
+  int rank = 0, size = 1;
   check_mpi(MPI_Comm_rank(node, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(node, &size), "MPI_Comm_size");
   check_mpi(MPI_Comm_free(&node), "MPI_Comm_free");
-  return rank;
+  return {rank, size};
 }
 
-// The backend the config asks for; `reason` says why it is the one that runs.
+// The halo transport (parallel.halo_transport): what the config asks for if
+// this build, this MPI and the backend can do it (else a clear error), or for
+// auto: nccl on a GPU backend with several ranks, one GPU each; else CUDA-aware
+// MPI where the MPI says so; else host memory.
+HaloTransportKind choose_transport(const Config& c, bool gpu_backend, bool gpu_per_rank, int ranks) {
+  const std::string& name = c.halo_transport;
+  const std::string key = c.source + ": 'parallel.halo_transport' = '" + name + "'";
+  if (name == "mpi-host") return HaloTransportKind::mpi_host;
+  if (name != "auto" && !gpu_backend)
+    throw Error(ExitCode::invalid_value, key + " moves device memory, but the " + c.backend +
+                                             " backend runs on the host (its halos are host memory: use mpi-host or auto)");
+  if (name == "nccl") {
+    if (!nccl_available())
+      throw Error(ExitCode::invalid_value, key + ": this build has no NCCL (built with HEATWAVE_NCCL=OFF or NCCL not "
+                                                 "found; heatwave info lists it): use auto or an mpi transport");
+    return HaloTransportKind::nccl;
+  }
+  if (name == "mpi-cuda-aware") {
+    if (!cuda_aware_mpi())
+      throw Error(ExitCode::invalid_value, key + ": this MPI is not CUDA-aware (MPIX_Query_cuda_support): use auto, nccl "
+                                                 "or mpi-host");
+    return HaloTransportKind::mpi_cuda_aware;
+  }
+  if (!gpu_backend) return HaloTransportKind::mpi_host;
+  if (nccl_available() && ranks > 1 && gpu_per_rank) return HaloTransportKind::nccl;
+  return cuda_aware_mpi() ? HaloTransportKind::mpi_cuda_aware : HaloTransportKind::mpi_host;
+}
+
+// The backend the config asks for; `reason` says why it is the one that runs,
+// `transport` how its halos move.
 template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_backend(const Problem& p, const LocalDomain<D>& domain, MPI_Comm comm,
-                                               std::string& reason) {
+                                               std::string& reason, HaloTransportKind& transport) {
   const std::string& name = p.config.backend;
+  int ranks = 1;
+  check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   if (name == "host") {
     reason = "requested in the config";
+    transport = choose_transport(p.config, false, false, ranks);
     return make_host_backend<D, Real>(p, domain);
   }
 #ifdef HEATWAVE_HAVE_CUDA
-  const bool have_gpu = !cuda::devices().empty();
-  if (name == "cuda" || (name == "auto" && have_gpu)) {
-    if (!have_gpu)
+  const auto gpus = cuda::devices();
+  if (name == "cuda" || (name == "auto" && !gpus.empty())) {
+    if (gpus.empty())
       throw Error(ExitCode::cuda_error, p.config.source + ": 'backend' = 'cuda' but no CUDA device is visible");
-    const cuda::DeviceInfo device = cuda::select_device(node_local_rank(comm));
+    const auto [local_rank, local_ranks] = node_local_rank(comm);
+    // All ranks agree whether each has a GPU of its own (NCCL needs it): nodes may differ.
+    int shared = local_ranks > static_cast<int>(gpus.size()) ? 1 : 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    transport = choose_transport(p.config, true, shared == 0, ranks);
+    const cuda::DeviceInfo device = cuda::select_device(local_rank);
     reason = (name == "auto" ? "auto: " : "requested: ") + device.name + " (device " + std::to_string(device.index) +
              ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
-    return cuda::make_backend<D, Real>(p, domain, cuda_aware_mpi());
+    return cuda::make_backend<D, Real>(p, domain, transport);
   }
   if (name == "auto") {
     reason = "auto: no CUDA device visible";
+    transport = choose_transport(p.config, false, false, ranks);
     return make_host_backend<D, Real>(p, domain);
   }
 #else
-  (void)comm;
   if (name == "auto") {
     reason = "auto: this build has no CUDA backend";
+    transport = choose_transport(p.config, false, false, ranks);
     return make_host_backend<D, Real>(p, domain);
   }
 #endif
@@ -83,8 +122,8 @@ Simulation<D, Real>::Simulation(const Problem& problem, MPI_Comm comm)
     : problem_(problem),
       decomposition_(problem_, halo_depth(problem_), comm),
       domain_(decomposition_.template local_domain<D>()),
-      backend_(make_backend<D, Real>(problem_, domain_, decomposition_.comm(), backend_reason_)),
-      halo_(*backend_, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo)) {
+      backend_(make_backend<D, Real>(problem_, domain_, decomposition_.comm(), backend_reason_, transport_)),
+      halo_(*backend_, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo), transport_) {
   backend_->initialize();
   load_initial_files();
 }
@@ -352,7 +391,8 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   m.simulated_time = total_steps * problem_.dt;
   m.bytes_per_update = sizeof(Real) * (c.equation == Equation::heat ? 2 : 3);
 
-  m.halo_path = backend_->halo_path();
+  m.halo_transport = to_string(halo_.transport());
+  m.halo_path = halo_.path();
   m.overlap = overlapped();
   spdlog::info("backend {} ({}), {} rank(s) as {}, {} thread(s) per rank, halo depth {}", m.backend, m.backend_reason,
                m.ranks, fmt::join(std::vector<int>(m.decomposition.begin(), m.decomposition.begin() + D), " x "),

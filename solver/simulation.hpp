@@ -75,6 +75,7 @@ class Simulation {
   Decomposition decomposition_;
   LocalDomain<D> domain_;
   std::string backend_reason_;  // set while backend_ is made: declared first
+  HaloTransportKind transport_ = HaloTransportKind::mpi_host;  // likewise
   std::unique_ptr<Backend<D, Real>> backend_;
   HaloExchange<D, Real> halo_;
   PhaseTimes phases_;
