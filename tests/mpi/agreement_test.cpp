@@ -2,7 +2,9 @@
 // ranks gives one rank's fields bit for bit, for several decompositions
 // (MPI's choice, N x 1, 1 x N, uneven splits), exchange every step and every
 // few steps (deep halos), with the exchange overlapped and not. One rank's
-// answer comes from the same program on MPI_COMM_SELF.
+// answer comes from the same program on MPI_COMM_SELF. HEATWAVE_TEST_TRANSPORT
+// picks the halo transport of the N-rank runs (default auto; the GPU check
+// runs each of nccl, mpi-cuda-aware and mpi-host on the cuda backend).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -26,6 +28,12 @@ int world(int (*query)(MPI_Comm, int*)) {
 std::string backend_under_test() {
   const char* backend = std::getenv("HEATWAVE_TEST_BACKEND");
   return backend ? backend : "host";
+}
+
+// auto, unless HEATWAVE_TEST_TRANSPORT names one (parallel.halo_transport).
+std::string transport_under_test() {
+  const char* transport = std::getenv("HEATWAVE_TEST_TRANSPORT");
+  return transport ? transport : "auto";
 }
 
 struct Case {
@@ -55,7 +63,7 @@ std::string case_yaml(const Case& c, const std::vector<int>& decomposition, int 
                      std::to_string(c.radius) + "}\ntime: {dt: auto, steps: 40}\nboundary: " + boundary_yaml(c.boundary, c.dims) +
                      "\ninitial: {type: random, seed: 3}\nbackend: " + backend_under_test() + "\nthreads: 1\nparallel: {exchange_every: " +
                      std::to_string(exchange_every) + ", overlap: " + (overlap ? "true" : "false") +
-                     ", decomposition: [" + decomp + "]}\n";
+                     ", decomposition: [" + decomp + "], halo_transport: " + transport_under_test() + "}\n";
   if (c.equation == "wave") yaml += "velocity: {type: random, seed: 7, amplitude: 0.5}\n";
   return yaml;
 }
@@ -105,7 +113,7 @@ void check_agreement(const Case& c) {
           if (rank != 0) continue;
           const auto& dims = many.decomposition().dims();
           EXPECT_EQ(test::differing_values(expected[static_cast<std::size_t>(level)], u), 0)
-              << name << " on " << ranks << " ranks as " << dims[0] << " x " << dims[1] << (D == 3 ? " x " + std::to_string(dims[2]) : "")
+              << name << " through " << transport_under_test() << " on " << ranks << " ranks as " << dims[0] << " x " << dims[1] << (D == 3 ? " x " + std::to_string(dims[2]) : "")
               << ", exchange_every " << exchange_every << ", overlap " << overlap << ", level " << static_cast<int>(level);
         }
       }

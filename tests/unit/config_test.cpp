@@ -7,6 +7,7 @@
 #include "io/config.hpp"
 #include "io/errors.hpp"
 #include "solver/problem.hpp"
+#include "solver/simulation.hpp"
 
 namespace heatwave {
 namespace {
@@ -154,9 +155,14 @@ TEST(UnitConfig, CheckpointAndOutputSettings) {
 }
 
 TEST(UnitConfig, ParallelSettings) {
-  const Config c = load_config_text(good + "parallel: {exchange_every: 3, overlap: false, decomposition: [2, 0]}\n", "case.yaml");
+  const Config c = load_config_text(
+      good + "parallel: {exchange_every: 3, overlap: false, decomposition: [2, 0], halo_transport: nccl}\n", "case.yaml");
   EXPECT_EQ(c.exchange_every, 3);
   EXPECT_FALSE(c.overlap);
+  EXPECT_EQ(c.halo_transport, "nccl");
+  EXPECT_EQ(load_config_text(good, "case.yaml").halo_transport, "auto");
+  for (const char* transport : {"auto", "nccl", "mpi-cuda-aware", "mpi-host"})
+    EXPECT_EQ(load_config_text(good + "parallel: {halo_transport: " + transport + "}\n", "case.yaml").halo_transport, transport);
   EXPECT_EQ(c.decomposition[0], 2);
   EXPECT_EQ(c.decomposition[1], 0);
   EXPECT_TRUE(load_config_text(good, "case.yaml").overlap);
@@ -167,6 +173,36 @@ TEST(UnitConfig, ParallelSettings) {
   expect_error(good + "parallel: {overlap: sometimes}\n", ExitCode::wrong_type, {"'parallel.overlap'", "true or false", "'sometimes'"});
   expect_error(good + "parallel: {exchange_every: 0}\n", ExitCode::invalid_value, {"'parallel.exchange_every'", ">= 1"});
   expect_error(good + "parallel: {decomposition: [2]}\n", ExitCode::invalid_value, {"'parallel.decomposition'", "one rank count per axis"});
+  expect_error(good + "parallel: {halo_transport: ucx}\n", ExitCode::invalid_value,
+               {"'parallel.halo_transport'", "'ucx'", "auto", "nccl", "mpi-cuda-aware", "mpi-host"});
+  expect_error(good + "parallel: {halo_transport: [nccl]}\n", ExitCode::wrong_type, {"'parallel.halo_transport'"});
+}
+
+// Whether a transport can run is known when the run starts: device-memory
+// transports on the host backend are a clear error (as are nccl in a build
+// without it and mpi-cuda-aware on an MPI without CUDA support: same path).
+TEST(UnitConfig, HaloTransportMustSuitTheBackendAndTheBuild) {
+  const std::string host = replace(good, "alpha: 1.0", "backend: host\nalpha: 1.0");
+  auto start = [&](const std::string& transport) {
+    Simulation<2, double>(Problem::from(load_config_text(host + "parallel: {halo_transport: " + transport + "}\n", "case.yaml")),
+                          MPI_COMM_SELF);
+  };
+  for (const char* transport : {"nccl", "mpi-cuda-aware"}) {
+    try {
+      start(transport);
+      ADD_FAILURE() << transport << " on the host backend was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::invalid_value);
+      EXPECT_NE(std::string(e.what()).find("'parallel.halo_transport' = '" + std::string(transport) + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("host backend"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(start("mpi-host"));
+  EXPECT_NO_THROW(start("auto"));
+  Simulation<2, double> sim(Problem::from(load_config_text(host, "case.yaml")), MPI_COMM_SELF);
+  const RunMetrics m = sim.run();
+  EXPECT_EQ(m.halo_transport, "mpi-host");
+  EXPECT_EQ(m.halo_path, "mpi-host (host memory)");
 }
 
 TEST(UnitConfig, InitialFromFile) {
