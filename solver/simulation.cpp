@@ -49,6 +49,17 @@ std::unique_ptr<Backend<D, Real>> make_backend(const Problem& p, const LocalDoma
              ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
     return cuda::make_backend<D, Real>(p, domain, cuda_aware_mpi());
   }
+  if (name == "cuda-cluster") {
+    if (!have_gpu)
+      throw Error(ExitCode::cuda_error, p.config.source + ": 'backend' = 'cuda-cluster' but no CUDA device is visible");
+    const cuda::DeviceInfo device = cuda::select_device(node_local_rank(comm));
+    std::string why;
+    auto backend = cuda::make_cluster_backend<D, Real>(p, domain, cuda_aware_mpi(), why);
+    reason = "requested: " + device.name + " (device " + std::to_string(device.index) + ", sm_" +
+             std::to_string(device.compute_major) + std::to_string(device.compute_minor) + "); " + why;
+    if (backend->name() != "cuda-cluster") spdlog::warn("backend cuda-cluster: {}", why);
+    return backend;
+  }
   if (name == "auto") {
     reason = "auto: no CUDA device visible";
     return make_host_backend<D, Real>(p, domain);
