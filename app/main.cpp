@@ -98,7 +98,7 @@ int command_info() {
   std::printf("  kokkos:  %s\n", build::kokkos);
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
-  std::printf("backends: host, cuda\n");
+  std::printf("backends: host, cuda, cuda-cluster (2D; 3D falls back to cuda)\n");
   std::printf("devices:  %s\n", gpus.empty() ? "none visible (backend auto runs on the host)" : "");
   for (const auto& d : gpus)
     std::printf("  [%d] %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, %d KiB shared/block, clusters %s\n", d.index,
