@@ -37,6 +37,15 @@ template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_backend(const Problem& problem, const LocalDomain<D>& domain,
                                                HaloTransportKind transport = HaloTransportKind::mpi_host);
 
+// backend: cuda-cluster. 2D: temporal blocking over thread-block clusters with
+// DSMEM halos. Where it cannot run (3D, exchanged faces, no cluster launch,
+// a plan that does not fit) it returns the baseline backend (name() "cuda").
+// `reason` says which, for the run log. Experimental: not yet run on a GPU
+// (docs/performance.md, issue 7); `auto` never picks it.
+template <int D, class Real>
+std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, const LocalDomain<D>& domain,
+                                                       HaloTransportKind transport, std::string& reason);
+
 // Device-to-device copy bandwidth in bytes/s (bytes read + bytes written),
 // median of `repeats` copies of `bytes` bytes: the roofline for the benchmarks.
 double copy_bandwidth(std::size_t bytes, int repeats);

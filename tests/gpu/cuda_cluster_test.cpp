@@ -1,0 +1,179 @@
+// The cuda-cluster backend against the host backend: bitwise equal fields on
+// every 2D case (heat and wave, float32 and float64, radius 1 and 2, every
+// boundary set incl. mixed nonzero faces and periodic), on grids that divide
+// no tile, for several launch plans (cluster size 1, 2, 4; k = 1..4; step
+// counts that leave a remainder launch). 3D and unusable plans fall back to
+// the cuda backend and say why.
+#include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cuda_backend.hpp"
+#include "solver/decomposition.hpp"
+#include "solver/host_backend.hpp"
+
+namespace heatwave {
+namespace {
+
+Problem cluster_problem(const char* eq, int dims, const char* precision, int radius, const std::string& boundary,
+                        const std::string& grid) {
+  const char* lengths = dims == 2 ? "[1.0, 0.8]" : "[1.0, 0.8, 1.2]";
+  std::string yaml = fmt::format("equation: {}\nprecision: {}\ngrid: {{points: {}, length: {}}}\nstencil: {{radius: {}}}\n"
+                                 "time: {{dt: auto, steps: 1}}\nboundary: {}\ninitial: {{type: constant, value: 0}}\n"
+                                 "backend: cuda-cluster\n",
+                                 eq, precision, grid, lengths, radius, boundary);
+  return Problem::from(load_config_text(yaml, "<gpu cluster test>"));
+}
+
+template <class Real>
+std::vector<Real> random_values(std::size_t n, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<Real> v(n);
+  for (auto& x : v) x = static_cast<Real>(dist(gen));
+  return v;
+}
+
+const char* cluster_boundaries[] = {
+    "dirichlet",
+    "neumann",
+    "periodic",
+    "{default: {type: dirichlet, value: 0.25}, x_low: {type: neumann, value: -0.5}, y_high: {type: neumann, value: 1.0}}",
+    "{default: periodic, y_low: {type: dirichlet, value: 1.0}, y_high: {type: neumann, value: 0.0}}",
+    "{default: {type: neumann, value: 0.5}, x_low: periodic, x_high: periodic, y_low: {type: dirichlet, value: -0.75}}",
+};
+
+bool device_has_clusters() {
+  const auto d = cuda::devices();
+  return !d.empty() && d[0].clusters;
+}
+
+// HEATWAVE_CLUSTER_PLAN for the backends made in this scope.
+struct PlanOverride {
+  explicit PlanOverride(const char* plan) {
+    if (plan) setenv("HEATWAVE_CLUSTER_PLAN", plan, 1);
+    else unsetenv("HEATWAVE_CLUSTER_PLAN");
+  }
+  ~PlanOverride() { unsetenv("HEATWAVE_CLUSTER_PLAN"); }
+};
+
+// Same random data into both backends; `chunks` advances of `steps` each.
+template <class Real>
+void check_cluster(const char* eq, int radius, const std::string& grid, int steps, int chunks, const char* plan) {
+  const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
+  const PlanOverride override_plan(plan);
+  for (const char* bc : cluster_boundaries) {
+    const std::string what = fmt::format("{} 2D {} r{} {} grid {} plan {}", eq, precision, radius, bc, grid,
+                                         plan ? plan : "default");
+    const Problem p = cluster_problem(eq, 2, precision, radius, bc, grid);
+    Decomposition decomposition(p, radius, MPI_COMM_SELF);
+    const LocalDomain<2> domain = decomposition.local_domain<2>();
+    auto host = make_host_backend<2, Real>(p, domain);
+    std::string why;
+    auto gpu = cuda::make_cluster_backend<2, Real>(p, domain, HaloTransportKind::mpi_host, why);
+    if (device_has_clusters()) {
+      ASSERT_EQ(gpu->name(), "cuda-cluster") << what << ": " << why;
+    }
+    host->initialize();
+    gpu->initialize();
+    const std::size_t n = domain.layout.owned_box().size();
+    const auto u0 = random_values<Real>(n, 11 + radius), v0 = random_values<Real>(n, 23 + radius);
+    for (auto* b : {host.get(), gpu.get()}) {
+      b->write(Level::current, u0.data());
+      if (p.config.equation == Equation::wave) b->write(Level::previous, v0.data());
+    }
+    for (int c = 0; c < chunks; ++c) {
+      host->advance(steps);
+      gpu->advance(steps);
+    }
+    ASSERT_EQ(gpu->step(), static_cast<long>(steps) * chunks);
+    for (Level level : {Level::current, Level::previous}) {
+      if (level == Level::previous && p.config.equation == Equation::heat) continue;
+      std::vector<Real> a(n), b(n, std::numeric_limits<Real>::quiet_NaN());
+      host->read(level, a.data());
+      gpu->read(level, b.data());
+      long differ = 0, nan = 0, first = -1;
+      double worst = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (std::isnan(b[i])) ++nan;
+        if (std::memcmp(&a[i], &b[i], sizeof(Real)) != 0) {
+          if (first < 0) first = static_cast<long>(i);
+          ++differ, worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+        }
+      }
+      const long nx = domain.layout.owned[0];
+      EXPECT_EQ(nan, 0) << what << ": unwritten or NaN points";
+      EXPECT_EQ(differ, 0) << what << " level " << int(level) << ": " << differ << " of " << n << " differ, worst "
+                           << worst << ", first at (" << (first < 0 ? 0 : first % nx) << ", "
+                           << (first < 0 ? 0 : first / nx) << ")";
+    }
+    const LocalStats hs = host->stats(), gs = gpu->stats();
+    EXPECT_EQ(hs.min, gs.min) << what;
+    EXPECT_EQ(hs.max, gs.max) << what;
+    EXPECT_EQ(gs.non_finite, 0) << what;
+  }
+}
+
+// Plans: B,tile_x,tile_y,k (tiles >= k*r for r <= 2).
+const char* plans[] = {
+    nullptr,        // the built-in table
+    "1,32,8,4",     // cluster size 1: no DSMEM, same temporal blocking
+    "2,32,8,3",     // k = 3: remainders of 1 and 2 steps below
+    "4,64,8,2",
+    "4,16,4,1",     // k = 1: one step a launch, no DSMEM traffic
+    "2,128,32,4",
+    "8,32,4,2",     // clusters larger than the grid along y
+};
+
+TEST(GpuCluster, Heat2D) {
+  for (const char* plan : plans)
+    for (int r : {1, 2}) {
+      check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan);
+      check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan);
+    }
+}
+
+TEST(GpuCluster, Wave2D) {
+  for (const char* plan : plans)
+    for (int r : {1, 2}) {
+      check_cluster<double>("wave", r, "[37, 29]", 7, 3, plan);
+      check_cluster<float>("wave", r, "[300, 257]", 5, 2, plan);
+    }
+}
+
+TEST(GpuCluster, OddGridsAndSingleSteps) {
+  for (const char* plan : {"4,64,8,2", "1,32,8,4"})
+    for (int r : {1, 2}) {
+      check_cluster<float>("heat", r, "[129, 65]", 1, 5, plan);  // one step at a time
+      check_cluster<double>("wave", r, "[6, 7]", 4, 3, plan);     // smaller than one tile
+      check_cluster<float>("wave", r, "[255, 33]", 9, 2, plan);
+    }
+}
+
+TEST(GpuCluster, FallsBackWithAReason) {
+  {  // 3D: no cluster kernel yet
+    const Problem p = cluster_problem("heat", 3, "float32", 1, "dirichlet", "[19, 13, 11]");
+    Decomposition decomposition(p, 1, MPI_COMM_SELF);
+    std::string why;
+    auto gpu = cuda::make_cluster_backend<3, float>(p, decomposition.local_domain<3>(), HaloTransportKind::mpi_host, why);
+    EXPECT_EQ(gpu->name(), "cuda");
+    EXPECT_NE(why.find("3D"), std::string::npos) << why;
+  }
+  {  // a plan whose tile is smaller than the halo k*r
+    const PlanOverride plan("2,8,8,8");
+    const Problem p = cluster_problem("heat", 2, "float32", 2, "dirichlet", "[37, 29]");
+    Decomposition decomposition(p, 2, MPI_COMM_SELF);
+    std::string why;
+    auto gpu = cuda::make_cluster_backend<2, float>(p, decomposition.local_domain<2>(), HaloTransportKind::mpi_host, why);
+    EXPECT_EQ(gpu->name(), "cuda");
+    EXPECT_NE(why.find("plan"), std::string::npos) << why;
+  }
+}
+
+}  // namespace
+}  // namespace heatwave
