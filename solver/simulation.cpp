@@ -74,9 +74,10 @@ std::unique_ptr<Backend<D, Real>> make_backend(const Problem& p, const LocalDoma
   }
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
-  if (name == "cuda" || (name == "auto" && !gpus.empty())) {
+  const bool gpu_backend = name == "cuda" || name == "cuda-cluster" || (name == "auto" && !gpus.empty());
+  if (gpu_backend) {
     if (gpus.empty())
-      throw Error(ExitCode::cuda_error, p.config.source + ": 'backend' = 'cuda' but no CUDA device is visible");
+      throw Error(ExitCode::cuda_error, p.config.source + ": 'backend' = '" + name + "' but no CUDA device is visible");
     const auto [local_rank, local_ranks] = node_local_rank(comm);
     // All ranks agree whether each has a GPU of its own (NCCL needs it): nodes may differ.
     int shared = local_ranks > static_cast<int>(gpus.size()) ? 1 : 0;
@@ -85,20 +86,10 @@ std::unique_ptr<Backend<D, Real>> make_backend(const Problem& p, const LocalDoma
     const cuda::DeviceInfo device = cuda::select_device(local_rank);
     reason = (name == "auto" ? "auto: " : "requested: ") + device.name + " (device " + std::to_string(device.index) +
              ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
-    return cuda::make_backend<D, Real>(p, domain, transport);
-  }
-  if (name == "cuda-cluster") {
-    if (gpus.empty())
-      throw Error(ExitCode::cuda_error, p.config.source + ": 'backend' = 'cuda-cluster' but no CUDA device is visible");
-    const auto [local_rank, local_ranks] = node_local_rank(comm);
-    int shared = local_ranks > static_cast<int>(gpus.size()) ? 1 : 0;
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-    transport = choose_transport(p.config, true, shared == 0, ranks);
-    const cuda::DeviceInfo device = cuda::select_device(local_rank);
+    if (name != "cuda-cluster") return cuda::make_backend<D, Real>(p, domain, transport);
     std::string why;
     auto backend = cuda::make_cluster_backend<D, Real>(p, domain, transport, why);
-    reason = "requested: " + device.name + " (device " + std::to_string(device.index) + ", sm_" +
-             std::to_string(device.compute_major) + std::to_string(device.compute_minor) + "); " + why;
+    reason += "; " + why;
     if (backend->name() != "cuda-cluster") spdlog::warn("backend cuda-cluster: {}", why);
     else spdlog::warn("backend cuda-cluster is experimental: not yet verified on a GPU (issue 7)");
     return backend;
