@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "gpu_support.hpp"
 #include "kernels/cuda_backend.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/host_backend.hpp"
@@ -17,39 +18,13 @@
 namespace heatwave {
 namespace {
 
-std::string lengths(int dims) { return dims == 2 ? "[1.0, 0.8]" : "[1.0, 0.8, 1.2]"; }
-
-Problem make_problem(const char* eq, int dims, const char* precision, int radius, const std::string& boundary,
-                     const std::string& grid, const std::string& initial) {
-  std::string yaml = fmt::format("equation: {}\nprecision: {}\ngrid: {{points: {}, length: {}}}\nstencil: {{radius: {}}}\n"
-                                 "time: {{dt: auto, steps: 1}}\nboundary: {}\ninitial: {}\n",
-                                 eq, precision, grid, lengths(dims), radius, boundary, initial);
-  return Problem::from(load_config_text(yaml, "<gpu test>"));
-}
-
-template <class Real>
-std::vector<Real> random_field(std::size_t n, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<Real> v(n);
-  for (auto& x : v) x = static_cast<Real>(dist(gen));
-  return v;
-}
-
-const char* boundaries[] = {
-    "dirichlet",
-    "neumann",
-    "periodic",
-    "{default: {type: dirichlet, value: 0.25}, x_low: {type: neumann, value: -0.5}, y_high: {type: neumann, value: 1.0}}",
-    "{default: periodic, y_low: {type: dirichlet, value: 1.0}, y_high: {type: neumann, value: 0.0}}",
-};
 
 // Same random data into both backends, many steps, every owned bit equal.
 template <int D, class Real>
 void check_bitwise(const char* eq, int radius, const std::string& grid, long steps) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
-  for (const char* bc : boundaries) {
-    const Problem p = make_problem(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}");
+  for (const std::string& bc : test::boundary_sets) {
+    const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}");
     Decomposition decomposition(p, radius, MPI_COMM_SELF);
     const LocalDomain<D> domain = decomposition.local_domain<D>();
     auto host = make_host_backend<D, Real>(p, domain);
@@ -57,7 +32,7 @@ void check_bitwise(const char* eq, int radius, const std::string& grid, long ste
     host->initialize();
     gpu->initialize();
     const std::size_t n = domain.layout.owned_box().size();
-    const auto u0 = random_field<Real>(n, 11 + radius), v0 = random_field<Real>(n, 23 + radius);
+    const auto u0 = test::random_values<Real>(n, 11 + radius), v0 = test::random_values<Real>(n, 23 + radius);
     for (auto* b : {host.get(), gpu.get()}) {
       b->write(Level::current, u0.data());
       if (p.config.equation == Equation::wave) b->write(Level::previous, v0.data());
@@ -121,7 +96,7 @@ TEST(GpuBitwise, Wave3D) {
 template <int D, class Real>
 void check_initial(const std::string& initial, double tolerance) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
-  const Problem p = make_problem("wave", D, precision, 2, "neumann", D == 2 ? "[45, 33]" : "[21, 17, 13]", initial);
+  const Problem p = test::gpu_case("wave", D, precision, 2, "neumann", D == 2 ? "[45, 33]" : "[21, 17, 13]", initial);
   Decomposition decomposition(p, 2, MPI_COMM_SELF);
   const LocalDomain<D> domain = decomposition.local_domain<D>();
   auto host = make_host_backend<D, Real>(p, domain);

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "gpu_support.hpp"
 #include "kernels/cuda_backend.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/host_backend.hpp"
@@ -20,33 +21,6 @@
 namespace heatwave {
 namespace {
 
-Problem cluster_problem(const char* eq, int dims, const char* precision, int radius, const std::string& boundary,
-                        const std::string& grid) {
-  const char* lengths = dims == 2 ? "[1.0, 0.8]" : "[1.0, 0.8, 1.2]";
-  std::string yaml = fmt::format("equation: {}\nprecision: {}\ngrid: {{points: {}, length: {}}}\nstencil: {{radius: {}}}\n"
-                                 "time: {{dt: auto, steps: 1}}\nboundary: {}\ninitial: {{type: constant, value: 0}}\n"
-                                 "backend: cuda-cluster\n",
-                                 eq, precision, grid, lengths, radius, boundary);
-  return Problem::from(load_config_text(yaml, "<gpu cluster test>"));
-}
-
-template <class Real>
-std::vector<Real> random_values(std::size_t n, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<Real> v(n);
-  for (auto& x : v) x = static_cast<Real>(dist(gen));
-  return v;
-}
-
-const char* cluster_boundaries[] = {
-    "dirichlet",
-    "neumann",
-    "periodic",
-    "{default: {type: dirichlet, value: 0.25}, x_low: {type: neumann, value: -0.5}, y_high: {type: neumann, value: 1.0}}",
-    "{default: periodic, y_low: {type: dirichlet, value: 1.0}, y_high: {type: neumann, value: 0.0}}",
-    "{default: {type: neumann, value: 0.5}, x_low: periodic, x_high: periodic, y_low: {type: dirichlet, value: -0.75}}",
-};
 
 bool device_has_clusters() {
   const auto d = cuda::devices();
@@ -67,10 +41,10 @@ template <class Real>
 void check_cluster(const char* eq, int radius, const std::string& grid, int steps, int chunks, const char* plan) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const PlanOverride override_plan(plan);
-  for (const char* bc : cluster_boundaries) {
+  for (const std::string& bc : test::boundary_sets) {
     const std::string what = fmt::format("{} 2D {} r{} {} grid {} plan {}", eq, precision, radius, bc, grid,
                                          plan ? plan : "default");
-    const Problem p = cluster_problem(eq, 2, precision, radius, bc, grid);
+    const Problem p = test::gpu_case(eq, 2, precision, radius, bc, grid);
     Decomposition decomposition(p, radius, MPI_COMM_SELF);
     const LocalDomain<2> domain = decomposition.local_domain<2>();
     auto host = make_host_backend<2, Real>(p, domain);
@@ -82,7 +56,7 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
     host->initialize();
     gpu->initialize();
     const std::size_t n = domain.layout.owned_box().size();
-    const auto u0 = random_values<Real>(n, 11 + radius), v0 = random_values<Real>(n, 23 + radius);
+    const auto u0 = test::random_values<Real>(n, 11 + radius), v0 = test::random_values<Real>(n, 23 + radius);
     for (auto* b : {host.get(), gpu.get()}) {
       b->write(Level::current, u0.data());
       if (p.config.equation == Equation::wave) b->write(Level::previous, v0.data());
@@ -157,7 +131,7 @@ TEST(GpuCluster, OddGridsAndSingleSteps) {
 
 TEST(GpuCluster, FallsBackWithAReason) {
   {  // 3D: no cluster kernel yet
-    const Problem p = cluster_problem("heat", 3, "float32", 1, "dirichlet", "[19, 13, 11]");
+    const Problem p = test::gpu_case("heat", 3, "float32", 1, "dirichlet", "[19, 13, 11]");
     Decomposition decomposition(p, 1, MPI_COMM_SELF);
     std::string why;
     auto gpu = cuda::make_cluster_backend<3, float>(p, decomposition.local_domain<3>(), HaloTransportKind::mpi_host, why);
@@ -166,7 +140,7 @@ TEST(GpuCluster, FallsBackWithAReason) {
   }
   {  // a plan whose tile is smaller than the halo k*r
     const PlanOverride plan("2,8,8,8");
-    const Problem p = cluster_problem("heat", 2, "float32", 2, "dirichlet", "[37, 29]");
+    const Problem p = test::gpu_case("heat", 2, "float32", 2, "dirichlet", "[37, 29]");
     Decomposition decomposition(p, 2, MPI_COMM_SELF);
     std::string why;
     auto gpu = cuda::make_cluster_backend<2, float>(p, decomposition.local_domain<2>(), HaloTransportKind::mpi_host, why);

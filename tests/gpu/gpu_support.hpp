@@ -1,0 +1,44 @@
+#pragma once
+// Shared by the GPU tests: cases from a few parameters, fresh random fields,
+// and the boundary sets every backend comparison runs through.
+#include <spdlog/fmt/fmt.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/config.hpp"
+#include "solver/problem.hpp"
+
+namespace heatwave::test {
+
+inline Problem gpu_case(const char* eq, int dims, const char* precision, int radius, const std::string& boundary,
+                        const std::string& grid, const std::string& initial = "{type: constant, value: 0}") {
+  const char* lengths = dims == 2 ? "[1.0, 0.8]" : "[1.0, 0.8, 1.2]";
+  const std::string yaml = fmt::format(
+      "equation: {}\nprecision: {}\ngrid: {{points: {}, length: {}}}\nstencil: {{radius: {}}}\n"
+      "time: {{dt: auto, steps: 1}}\nboundary: {}\ninitial: {}\n",
+      eq, precision, grid, lengths, radius, boundary, initial);
+  return Problem::from(load_config_text(yaml, "<gpu test>"));
+}
+
+template <class Real>
+std::vector<Real> random_values(std::size_t n, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<Real> v(n);
+  for (auto& x : v) x = static_cast<Real>(dist(gen));
+  return v;
+}
+
+// Homogeneous faces of each type, and mixed non-zero faces with periodic axes.
+inline const std::vector<std::string> boundary_sets = {
+    "dirichlet",
+    "neumann",
+    "periodic",
+    "{default: {type: dirichlet, value: 0.25}, x_low: {type: neumann, value: -0.5}, y_high: {type: neumann, value: 1.0}}",
+    "{default: periodic, y_low: {type: dirichlet, value: 1.0}, y_high: {type: neumann, value: 0.0}}",
+    "{default: {type: neumann, value: 0.5}, x_low: periodic, x_high: periodic, y_low: {type: dirichlet, value: -0.75}}",
+};
+
+}  // namespace heatwave::test
