@@ -3,26 +3,9 @@
 # with its documented code and a message naming the file, key and value.
 set -u
 heatwave=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-failures=0 passed=0
-
-# expect CODE CONFIG_TEXT FRAGMENT...: run `heatwave run case.yaml`.
-expect() {
-  local code=$1 text=$2
-  shift 2
-  printf '%s\n' "$text" >case.yaml
-  timeout 60 "$heatwave" run case.yaml >out.txt 2>&1
-  local got=$?
-  local ok=1
-  [[ $got -eq $code ]] || { echo "FAIL: exit $got, expected $code"; ok=0; }
-  for fragment in "$@"; do
-    grep -qF -- "$fragment" out.txt || { echo "FAIL: '$fragment' not in the output"; ok=0; }
-  done
-  grep -q "Segmentation\|core dumped\|terminate called" out.txt && { echo "FAIL: crashed"; ok=0; }
-  if ((ok)); then passed=$((passed + 1)); else failures=$((failures + 1)); echo "--- config:"; cat case.yaml; echo "--- output:"; tail -5 out.txt; fi
-}
+input=case.yaml
+command=("$heatwave" run case.yaml)
+source "$(dirname "${BASH_SOURCE[0]}")/expect_failure.sh"
 
 good='equation: heat
 grid: {points: [32, 24]}
@@ -65,5 +48,4 @@ timeout 60 "$heatwave" run case.yaml --threads -3 >out.txt 2>&1
 code=$?
 if [[ $code -eq 2 ]]; then passed=$((passed + 1)); else echo "FAIL: bad option gave exit $code"; failures=$((failures + 1)); fi
 
-echo "$passed passed, $failures failed"
-exit $((failures > 0))
+report

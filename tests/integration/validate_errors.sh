@@ -3,24 +3,9 @@
 # code and a message naming the file, the case and the key.
 set -u
 heatwave=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-failures=0 passed=0
-
-# expect CODE SUITE_TEXT FRAGMENT...: run `heatwave validate suite.yaml`.
-expect() {
-  local code=$1 text=$2
-  shift 2
-  printf '%s\n' "$text" >suite.yaml
-  timeout 60 "$heatwave" validate suite.yaml --no-plots >out.txt 2>&1
-  local got=$? ok=1
-  [[ $got -eq $code ]] || { echo "FAIL: exit $got, expected $code"; ok=0; }
-  for fragment in "$@"; do
-    grep -qF -- "$fragment" out.txt || { echo "FAIL: '$fragment' not in the output"; ok=0; }
-  done
-  if ((ok)); then passed=$((passed + 1)); else failures=$((failures + 1)); echo "--- suite:"; cat suite.yaml; echo "--- output:"; tail -5 out.txt; fi
-}
+input=suite.yaml
+command=("$heatwave" validate suite.yaml --no-plots)
+source "$(dirname "${BASH_SOURCE[0]}")/expect_failure.sh"
 
 case_head='cases:
   - name: c
@@ -64,5 +49,4 @@ expect 0 "$case_head
 got=$?
 if [[ $got -eq 2 ]] && grep -q "suite is required" out.txt; then passed=$((passed + 1)); else failures=$((failures + 1)); echo "FAIL: 'validate' without a suite exits $got"; cat out.txt; fi
 
-echo "$passed passed, $failures failed"
-exit $((failures > 0))
+report
