@@ -621,12 +621,10 @@ class CudaBackend final : public Backend<D, Real> {
   void set_step(long step) override { step_ = step; }
 
   void initialize() override {
-    const Problem& p = problem_;
-    set_initial(current_.get(), InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing));
+    set_initial(current_.get(), InitialSpec::initial(problem_));
     fill_ghosts(current_.get());
     if (wave()) {
-      const InitialCondition v0 = p.config.velocity ? *p.config.velocity : InitialCondition{InitialType::constant};
-      set_initial(second_.get(), InitialSpec::make(v0, p.dims, p.points, p.config.length, p.spacing));
+      set_initial(second_.get(), InitialSpec::velocity(problem_));
     } else {
       HW_CUDA(cudaMemcpyAsync(second_.get(), current_.get(), domain_.layout.storage_size() * sizeof(Real),
                               cudaMemcpyDeviceToDevice, stream_));

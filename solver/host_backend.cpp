@@ -58,15 +58,10 @@ class HostBackend final : public Backend<D, Real> {
   void set_step(long step) override { step_ = step; }
 
   void initialize() override {
-    const Problem& p = problem_;
-    const auto u0 = InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
-    set_owned(current_, u0);
+    set_owned(current_, InitialSpec::initial(problem_));
     fill_ghosts(current_);
     if (wave()) {
-      if (p.config.velocity)
-        set_owned(second_, InitialSpec::make(*p.config.velocity, p.dims, p.points, p.config.length, p.spacing));
-      else
-        set_owned(second_, InitialSpec::make(InitialCondition{InitialType::constant}, p.dims, p.points, p.config.length, p.spacing));
+      set_owned(second_, InitialSpec::velocity(problem_));
     } else {
       second_ = current_;  // Dirichlet face points must hold g in both buffers
     }

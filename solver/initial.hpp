@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "io/config.hpp"
+#include "solver/problem.hpp"
 #include "solver/hd.hpp"
 
 namespace heatwave {
@@ -27,6 +28,14 @@ struct InitialSpec {
       s.modes[a] = ic.modes[a], s.center[a] = ic.center[a], s.length[a] = length[a], s.spacing[a] = spacing[a],
       s.points[a] = points[a];
     return s;
+  }
+  // The problem's u0, and its v0 (zero when the config gives none).
+  static InitialSpec initial(const Problem& p) {
+    return make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
+  }
+  static InitialSpec velocity(const Problem& p) {
+    return make(p.config.velocity.value_or(InitialCondition{InitialType::constant}), p.dims, p.points, p.config.length,
+                p.spacing);
   }
 };
 

@@ -310,7 +310,7 @@ const Snapshot& at_step(const std::vector<Snapshot>& snaps, long step) {
 
 // max |u - factor*u0| and max |factor*u0| over the global grid (u0: the mode).
 std::pair<double, double> mode_error(const Problem& p, const std::vector<double>& u, double factor) {
-  const auto spec = InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
+  const auto spec = InitialSpec::initial(p);
   double err = 0, ref = 0;
   long g[3] = {0, 0, 0};
   for (std::size_t i = 0; i < u.size(); ++i) {

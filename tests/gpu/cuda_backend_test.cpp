@@ -29,14 +29,8 @@ void check_bitwise(const char* eq, int radius, const std::string& grid, long ste
     const LocalDomain<D> domain = decomposition.local_domain<D>();
     auto host = make_host_backend<D, Real>(p, domain);
     auto gpu = cuda::make_backend<D, Real>(p, domain);
-    host->initialize();
-    gpu->initialize();
     const std::size_t n = domain.layout.owned_box().size();
-    const auto u0 = test::random_values<Real>(n, 11 + radius), v0 = test::random_values<Real>(n, 23 + radius);
-    for (auto* b : {host.get(), gpu.get()}) {
-      b->write(Level::current, u0.data());
-      if (p.config.equation == Equation::wave) b->write(Level::previous, v0.data());
-    }
+    test::start_from_same_random_fields<D, Real>(p, n, 11 + radius, {host.get(), gpu.get()});
     host->advance(static_cast<int>(steps));
     gpu->advance(static_cast<int>(steps));
     for (Level level : {Level::current, Level::previous}) {

@@ -53,14 +53,8 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
     if (device_has_clusters()) {
       ASSERT_EQ(gpu->name(), "cuda-cluster") << what << ": " << why;
     }
-    host->initialize();
-    gpu->initialize();
     const std::size_t n = domain.layout.owned_box().size();
-    const auto u0 = test::random_values<Real>(n, 11 + radius), v0 = test::random_values<Real>(n, 23 + radius);
-    for (auto* b : {host.get(), gpu.get()}) {
-      b->write(Level::current, u0.data());
-      if (p.config.equation == Equation::wave) b->write(Level::previous, v0.data());
-    }
+    test::start_from_same_random_fields<2, Real>(p, n, 11 + radius, {host.get(), gpu.get()});
     for (int c = 0; c < chunks; ++c) {
       host->advance(steps);
       gpu->advance(steps);

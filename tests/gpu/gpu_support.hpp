@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/config.hpp"
+#include "solver/backend.hpp"
 #include "solver/problem.hpp"
 
 namespace heatwave::test {
@@ -29,6 +30,19 @@ std::vector<Real> random_values(std::size_t n, unsigned seed) {
   std::vector<Real> v(n);
   for (auto& x : v) x = static_cast<Real>(dist(gen));
   return v;
+}
+
+// Initialise the backends, then give all of them the same fresh random u (and
+// u_prev for the wave) on their n owned points: one input, compared outputs.
+template <int D, class Real>
+void start_from_same_random_fields(const Problem& p, std::size_t n, unsigned seed,
+                                   std::initializer_list<Backend<D, Real>*> backends) {
+  const auto u0 = random_values<Real>(n, seed), v0 = random_values<Real>(n, seed + 12);
+  for (auto* b : backends) {
+    b->initialize();
+    b->write(Level::current, u0.data());
+    if (p.config.equation == Equation::wave) b->write(Level::previous, v0.data());
+  }
 }
 
 // Homogeneous faces of each type, and mixed non-zero faces with periodic axes.

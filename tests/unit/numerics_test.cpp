@@ -29,7 +29,7 @@ std::string mode_case(const char* equation, int dims, const char* precision, int
 template <int D, class Real>
 double mode_error(const Problem& p, long steps) {
   const auto u = test::run_field<D, Real>(p, steps);
-  const auto spec = InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
+  const auto spec = InitialSpec::initial(p);
   const double factor = analytic::discrete_factor(p, steps);
   double err = 0, ref = 0;
   long g[3] = {0, 0, 0};
@@ -103,7 +103,7 @@ std::vector<double> ladder_errors(const Ladder& l, int levels) {
                              "}\nboundary: dirichlet\ninitial: {type: sine, modes: [1, 1]}\nbackend: host\n";
     const Problem p = test::problem_from(yaml);
     const auto u = test::run_field<2, double>(p);
-    const auto spec = InitialSpec::make(p.config.initial, 2, p.points, p.config.length, p.spacing);
+    const auto spec = InitialSpec::initial(p);
     const double factor = analytic::continuous_factor(p, p.steps * p.dt);
     double err = 0;
     long g[3] = {0, 0, 0};

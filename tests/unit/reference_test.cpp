@@ -29,7 +29,7 @@ std::string mode_yaml(const std::string& equation, int dims, const std::string& 
 // max |u - g^n u0| / max |g^n u0| for the reference's current level after n steps.
 double reference_mode_error(const Problem& p, long steps) {
   const auto fields = reference::run(p, {steps});
-  const auto spec = InitialSpec::make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
+  const auto spec = InitialSpec::initial(p);
   const double factor = analytic::discrete_factor(p, steps);
   double err = 0, ref = 0;
   long g[3] = {0, 0, 0};
