@@ -46,14 +46,13 @@ cases:
 
 // A benchmark case: homogeneous Dirichlet, fresh random data, dt: auto.
 Config case_config(const std::string& backend, const std::string& equation, const std::string& precision, int radius,
-                   const std::vector<long>& grid) {
+                   const std::vector<long>& grid, int seed) {
   std::string points;
   for (long n : grid) points += (points.empty() ? "" : ", ") + std::to_string(n);
-  static int seed = 1;
   return load_config_text(fmt::format("equation: {}\nprecision: {}\ngrid: {{points: [{}]}}\nstencil: {{radius: {}}}\n"
                                       "time: {{dt: auto, steps: 1}}\nboundary: dirichlet\n"
                                       "initial: {{type: random, seed: {}}}\nbackend: {}\n",
-                                      equation, precision, points, radius, seed++, backend),
+                                      equation, precision, points, radius, seed, backend),
                           "<bench case>");
 }
 
@@ -83,12 +82,21 @@ Suite load_suite(const std::string& text, const std::string& source) {
     const auto radii = c.list<int>("radius");
     YAML::Node grids = c.raw("grid");
     if (!grids.IsSequence()) c.invalid("grid", "must be a list of grids, e.g. [[1024, 1024], [128, 128, 128]]");
+    std::vector<std::vector<long>> grid_list;
+    for (std::size_t g = 0; g < grids.size(); ++g) {
+      std::vector<long> points(grids[g].IsSequence() ? grids[g].size() : 0);
+      bool integers = grids[g].IsSequence();
+      for (std::size_t a = 0; integers && a < points.size(); ++a)
+        integers = grids[g][a].IsScalar() && YAML::convert<long>::decode(grids[g][a], points[a]);
+      if (!integers) c.invalid("grid", "entry " + std::to_string(g) + " is not a list of integers", ExitCode::wrong_type);
+      grid_list.push_back(points);
+    }
     for (const auto& b : backends)
       for (const auto& e : equations)
         for (const auto& p : precisions)
           for (int r : radii)
-            for (std::size_t g = 0; g < grids.size(); ++g)
-              s.cases.push_back(case_config(b, e, p, r, grids[g].as<std::vector<long>>()));
+            for (const auto& points : grid_list)  // a new seed per case: fresh random data
+              s.cases.push_back(case_config(b, e, p, r, points, static_cast<int>(s.cases.size()) + 1));
   }
   return s;
 }
@@ -143,7 +151,7 @@ Row time_case(const Config& c, const Suite& s) {
   std::sort(seconds.begin(), seconds.end());
   row.spread = (seconds.back() - seconds.front()) / row.seconds_per_step;
   row.cells_per_second = p.global_points() / row.seconds_per_step;
-  row.bytes_per_update = sizeof(Real) * (c.equation == Equation::heat ? 2 : 3);
+  row.bytes_per_update = p.bytes_per_update();
   row.bandwidth = row.cells_per_second * row.bytes_per_update;
   return row;
 }

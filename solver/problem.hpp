@@ -23,6 +23,12 @@ struct Problem {
   static Problem from(const Config& config);
 
   long global_points() const;
+  // The fewest bytes a cell update moves through memory: heat reads u and
+  // writes u'; the wave also reads u_prev (the roofline's unit).
+  double bytes_per_update() const {
+    const double value = config.precision == Precision::float32 ? 4 : 8;
+    return value * (config.equation == Equation::heat ? 2 : 3);
+  }
   // alpha*dt*sum(1/h^2) (heat) or c*dt*sqrt(sum 1/h^2) (wave), and its limit.
   double stability_number() const { return stability_number_for(dt); }
   double stability_number_for(double dt) const;

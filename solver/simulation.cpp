@@ -401,7 +401,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   m.steps = total_steps;
   m.dt = problem_.dt;
   m.simulated_time = total_steps * problem_.dt;
-  m.bytes_per_update = sizeof(Real) * (c.equation == Equation::heat ? 2 : 3);
+  m.bytes_per_update = problem_.bytes_per_update();
 
   m.halo_transport = to_string(halo_.transport());
   m.halo_path = halo_.path();

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `heatwave bench` on the host: the roofline first, every case of the matrix
+# timed, a table and a JSON whose numbers agree with each other; a bad suite is
+# refused with the key named.
+set -eu
+heatwave=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+cat >suite.yaml <<'YAML'
+repeats: 3
+warmup_steps: 2
+steps: 5
+copy_bytes: 8388608
+cases:
+  - {backend: [host], equation: [heat, wave], precision: [float32, float64], radius: [1], grid: [[96, 80], [24, 20, 16]]}
+YAML
+"$heatwave" bench suite.yaml --json bench.json >out.txt 2>&1
+grep -q "roofline: host parallel copy" out.txt
+[[ $(grep -c "^| host |" out.txt) -eq 8 ]]
+/usr/bin/python3 - <<'PY'
+import json
+b = json.load(open("bench.json"))
+assert b["host_copy_bytes_per_second"] > 0 and len(b["cases"]) == 8, b
+for c in b["cases"]:
+    size = 4 if c["precision"] == "float32" else 8
+    assert c["bytes_per_update"] == size * (2 if c["equation"] == "heat" else 3), c
+    cells = 1
+    for n in c["grid"]:
+        cells *= n
+    assert abs(c["cells_per_second"] * c["seconds_per_step"] - cells) <= 1e-6 * cells, c
+    assert abs(c["bytes_per_second"] - c["cells_per_second"] * c["bytes_per_update"]) <= 1e-6 * c["bytes_per_second"]
+    assert abs(c["fraction_of_roofline"] - c["bytes_per_second"] / c["roofline_bytes_per_second"]) <= 1e-9
+PY
+printf 'cases:\n  - {backend: [host], equation: [heat], precision: [float32], radius: [1], grid: [[64, abc]]}\n' >bad.yaml
+set +e
+"$heatwave" bench bad.yaml >bad.txt 2>&1
+code=$?
+set -e
+[[ $code -eq 6 ]] && grep -qF "'cases[0].grid'" bad.txt && grep -q "not a list of integers" bad.txt
+echo "2 passed, 0 failed"
