@@ -17,6 +17,7 @@
 #include <string>
 
 #include "io/errors.hpp"
+#include "kernels/cluster.cuh"
 #include "kernels/cuda_backend.hpp"
 #include "kernels/cuda_check.hpp"
 #include "solver/initial.hpp"
@@ -340,252 +341,6 @@ __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ 
 
 int grid_for(long n, int threads) { return static_cast<int>(std::min<long>((n + threads - 1) / threads, 65536L)); }
 
-// ------------------------------------------------------- cluster kernel ---
-//
-// backend: cuda-cluster (2D). One launch advances `steps` (<= plan k) steps.
-// A thread-block cluster of B blocks along y owns a cluster tile of
-// tile_x x (B*tile_y) points; block `rank` owns tile_x x tile_y of it. Each
-// block keeps two levels in shared memory (A: u^m, Bf: the next level; for the
-// wave Bf holds u^{m-1} and is overwritten point by point), covering its tile
-// plus K*r columns on each side in x (the cluster's outer halo along x) and, in
-// y, K*r rows on the cluster's outer sides (ranks 0 and B-1) but only r rows
-// on sides shared with a peer. Per step s = 1..steps:
-//   (0) s >= 2: copy the r rows next to each shared side from the peer's A
-//       through DSMEM (rows that are interior or Dirichlet-face rows only:
-//       ghost rows are each block's own business), __syncthreads;
-//   (1) s >= 2, blocks near a non-periodic y face: fill y ghost rows of A from
-//       the rule (FaceRule), __syncthreads;
-//   (2) update the points of the step's region: interior points by the stencil
-//       (LaplacianWeights::along in axis order + TimeUpdate: the baseline's
-//       rounding), Dirichlet face points to g;
-//   (3) blocks near a non-periodic x face: __syncthreads, fill x ghost
-//       columns of Bf from the rule;
-//   (4) cluster barrier (publishes Bf to the peers, and keeps a block from
-//       overwriting rows a peer still copies), swap A and Bf.
-// The region shrinks by r per step on the cluster's outer sides only (the
-// redundant outer halo); shared sides stay put because their rows come from
-// the peer. Periodic axes (one rank spans them) are loaded with wrapped
-// indices and need no ghosts: every point is computed like the one it wraps to.
-// Points a stencil never reads (corners, ghosts farther than r) are left alone.
-
-struct ClusterAxis {
-  long n;            // owned points
-  bool periodic;
-  long lo_u, hi_u;   // update range [lo_u, hi_u) (Dirichlet faces excluded)
-  bool dir[2];       // Dirichlet face at side 0 / 1
-  FaceRule face[2];
-};
-
-enum : int { cls_update = 0, cls_face_lo, cls_face_hi, cls_ghost_lo, cls_ghost_hi, cls_far };
-
-__device__ __forceinline__ int classify(const ClusterAxis& a, long c, int r) {
-  if (a.periodic || (c >= a.lo_u && c < a.hi_u)) return cls_update;
-  if (c == 0 && a.dir[0]) return cls_face_lo;
-  if (c == a.n - 1 && a.dir[1]) return cls_face_hi;
-  if (c >= -r && c < 0) return cls_ghost_lo;
-  if (c >= a.n && c < a.n + r) return cls_ghost_hi;
-  return cls_far;
-}
-
-// Where a point of the on-chip region is loaded from: wrapped on a periodic
-// axis, itself within the r ghost layers of a physical face, nowhere (-1 flag)
-// farther out (such points are never read).
-__device__ __forceinline__ bool load_coordinate(const ClusterAxis& a, long c, int r, long& g) {
-  if (a.periodic) {
-    g = ((c % a.n) + a.n) % a.n;
-    return true;
-  }
-  g = c;
-  return c >= -r && c < a.n + r;
-}
-
-struct ClusterGeometry {
-  ClusterAxis axis[2];
-  long lead, halo, pitch;  // global addressing: p = lead + x + (y + halo) * pitch
-  int tile_x, tile_y, blocks, K;  // K: the plan's k (shared-memory layout)
-  int width, rows;                // shared-memory row length and rows per level
-};
-
-template <int R, class Real, bool Wave>
-__global__ void __launch_bounds__(256) cluster_kernel(const Real* __restrict__ cur, const Real* __restrict__ prev,
-                                                      Real* __restrict__ out_cur, Real* __restrict__ out_prev,
-                                                      const ClusterGeometry geo, const LaplacianWeights<2, R, Real> lap,
-                                                      const TimeUpdate<Real> up, const int steps, const bool start) {
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  extern __shared__ __align__(16) unsigned char cluster_smem[];
-  Real* A = reinterpret_cast<Real*>(cluster_smem);
-  Real* Bf = A + static_cast<long>(geo.width) * geo.rows;
-
-  const int B = geo.blocks;
-  const int rank = static_cast<int>(cluster.block_rank());  // cluster dims (1, B, 1): blockIdx.y % B
-  const bool outer_lo = rank == 0, outer_hi = rank == B - 1;
-  const long x0 = static_cast<long>(blockIdx.x) * geo.tile_x;
-  const long y0 = static_cast<long>(blockIdx.y) * geo.tile_y;
-  const int KR = geo.K * R;
-  auto above_of = [&](int q) { return q == 0 ? KR : R; };
-  const long xbase = x0 - KR;                 // x of shared column 0
-  const long ybase = y0 - above_of(rank);     // y of shared row 0
-  const int W = geo.width;
-  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
-  const int tid = tx + ty * bx, nthreads = bx * by;
-  const ClusterAxis& ax = geo.axis[0];
-  const ClusterAxis& ay = geo.axis[1];
-
-  // Load both levels (zeros where nothing is read: every shared word defined).
-  for (int ly = ty; ly < geo.rows; ly += by) {
-    long gy;
-    const bool row_ok = load_coordinate(ay, ybase + ly, R, gy);
-    for (int lx = tx; lx < W; lx += bx) {
-      long gx;
-      const bool ok = row_ok && load_coordinate(ax, xbase + lx, R, gx);
-      const long p = geo.lead + gx + (gy + geo.halo) * geo.pitch;
-      A[ly * W + lx] = ok ? cur[p] : Real(0);
-      Bf[ly * W + lx] = (Wave && ok) ? prev[p] : Real(0);
-    }
-  }
-  __syncthreads();
-
-  for (int s = 1; s <= steps; ++s) {
-    // Valid rows/columns of A now (what step s-1 computed, plus copied rows),
-    // and the region step s computes.
-    const long vy0 = y0 - (outer_lo ? static_cast<long>(steps - s + 1) * R : R);
-    const long vy1 = y0 + geo.tile_y + (outer_hi ? static_cast<long>(steps - s + 1) * R : R);
-    const long vx0 = x0 - static_cast<long>(steps - s + 1) * R, vx1 = x0 + geo.tile_x + static_cast<long>(steps - s + 1) * R;
-    const long ry0 = y0 - (outer_lo ? static_cast<long>(steps - s) * R : 0);
-    const long ry1 = y0 + geo.tile_y + (outer_hi ? static_cast<long>(steps - s) * R : 0);
-    const long rx0 = vx0 + R, rx1 = vx1 - R;
-
-    if (s >= 2) {
-      // (0) rows of the shared sides from the peers (published by the cluster
-      // barrier that ended step s-1).
-      if (B > 1) {
-        const int ncols = static_cast<int>(vx1 - vx0);
-        for (int side = 0; side < 2; ++side) {
-          if (side == 0 ? outer_lo : outer_hi) continue;
-          const int peer = side == 0 ? rank - 1 : rank + 1;
-          const long peer_y0 = side == 0 ? y0 - geo.tile_y : y0 + geo.tile_y;
-          const long peer_ybase = peer_y0 - above_of(peer);
-          const Real* peer_A = cluster.map_shared_rank(A, peer);
-          const long first = side == 0 ? y0 - R : y0 + geo.tile_y;
-          for (int idx = tid; idx < R * ncols; idx += nthreads) {
-            const long y = first + idx / ncols, x = vx0 + idx % ncols;
-            const int c = classify(ay, y, R);
-            if (c == cls_ghost_lo || c == cls_ghost_hi || c == cls_far) continue;
-            A[(y - ybase) * W + (x - xbase)] = peer_A[(y - peer_ybase) * W + (x - xbase)];
-          }
-        }
-        __syncthreads();
-      }
-      // (1) y ghost rows of A from the rule, where this block holds them.
-      if (!ay.periodic && (vy0 < 0 || vy1 > ay.n)) {
-        const int ncols = static_cast<int>(vx1 - vx0);
-        for (int idx = tid; idx < 2 * R * ncols; idx += nthreads) {
-          const int j = idx / ncols;
-          const long x = vx0 + idx % ncols;
-          const int side = j < R ? 0 : 1;
-          const long y = side == 0 ? -R + j : ay.n + (j - R);
-          if (y < vy0 || y >= vy1 || classify(ax, x, R) != cls_update) continue;
-          const long src = ay.face[side].source(y);
-          if (src < vy0 || src >= vy1) continue;
-          A[(y - ybase) * W + (x - xbase)] = ay.face[side].ghost(y, A[(src - ybase) * W + (x - xbase)]);
-        }
-        __syncthreads();
-      }
-    }
-
-    // (2) the step's region.
-    const bool starting = Wave && start && s == 1;
-    for (long y = ry0 + ty; y < ry1; y += by) {
-      const int cy = classify(ay, y, R);
-      if (cy >= cls_ghost_lo) continue;
-      const int row = static_cast<int>(y - ybase) * W;
-      for (long x = rx0 + tx; x < rx1; x += bx) {
-        const int cx = classify(ax, x, R);
-        const int l = row + static_cast<int>(x - xbase);
-        if (cx == cls_update && cy == cls_update) {
-          const Real* a = A + l;
-          const Real centre = a[0];
-          Real lap_value = 0;
-          {
-            Real minus[R + 1], plus[R + 1];
-#pragma unroll
-            for (int j = 1; j <= R; ++j) minus[j] = a[-j], plus[j] = a[j];
-            lap_value += lap.along(0, centre, minus, plus);
-          }
-          {
-            Real minus[R + 1], plus[R + 1];
-#pragma unroll
-            for (int j = 1; j <= R; ++j) minus[j] = a[-j * W], plus[j] = a[j * W];
-            lap_value += lap.along(1, centre, minus, plus);
-          }
-          if constexpr (!Wave) Bf[l] = up.heat(centre, lap_value);
-          else Bf[l] = starting ? up.wave_start(centre, Bf[l], lap_value) : up.wave(centre, Bf[l], lap_value);
-        } else if (cx == cls_update && (cy == cls_face_lo || cy == cls_face_hi)) {
-          Bf[l] = static_cast<Real>(ay.face[cy == cls_face_lo ? 0 : 1].value);
-        } else if (cy == cls_update && (cx == cls_face_lo || cx == cls_face_hi)) {
-          Bf[l] = static_cast<Real>(ax.face[cx == cls_face_lo ? 0 : 1].value);
-        }
-      }
-    }
-
-    // (3) x ghost columns of Bf from the rule (their sources are this step's).
-    if (!ax.periodic && (rx0 < 0 || rx1 > ax.n)) {
-      __syncthreads();
-      const int nrows = static_cast<int>(ry1 - ry0);
-      for (int idx = tid; idx < 2 * R * nrows; idx += nthreads) {
-        const long y = ry0 + idx / (2 * R);
-        const int j = idx % (2 * R);
-        const int side = j < R ? 0 : 1;
-        const long x = side == 0 ? -R + j : ax.n + (j - R);
-        if (x < rx0 || x >= rx1 || classify(ay, y, R) != cls_update) continue;
-        const long src = ax.face[side].source(x);
-        if (src < rx0 || src >= rx1) continue;
-        const int row = static_cast<int>(y - ybase) * W;
-        Bf[row + static_cast<int>(x - xbase)] = ax.face[side].ghost(x, Bf[row + static_cast<int>(src - xbase)]);
-      }
-    }
-
-    // (4) publish; no block runs ahead into rows a peer still copies.
-    if (B > 1) cluster.sync();
-    else __syncthreads();
-    Real* t = A;
-    A = Bf;
-    Bf = t;
-  }
-
-  // The block's own tile, update points only (faces and ghosts: fill_ghosts).
-  for (long y = y0 + ty; y < min(y0 + geo.tile_y, ay.n); y += by) {
-    if (classify(ay, y, R) != cls_update) continue;
-    const int row = static_cast<int>(y - ybase) * W;
-    for (long x = x0 + tx; x < min(x0 + geo.tile_x, ax.n); x += bx) {
-      if (classify(ax, x, R) != cls_update) continue;
-      const long p = geo.lead + x + (y + geo.halo) * geo.pitch;
-      const int l = row + static_cast<int>(x - xbase);
-      out_cur[p] = A[l];
-      if constexpr (Wave) out_prev[p] = Bf[l];
-    }
-  }
-}
-
-struct ClusterPlan {
-  int blocks = 4, tile_x = 128, tile_y = 32, k = 4;
-  int threads_x = 32, threads_y = 8;
-};
-
-// The launch plan per case: a first guess to be replaced by measurements on
-// the H100 (docs/performance.md). HEATWAVE_CLUSTER_PLAN="B,tile_x,tile_y,k"
-// overrides it (B = 1: the same temporal blocking without DSMEM).
-ClusterPlan cluster_plan(Equation, Precision, int radius) {
-  ClusterPlan p;
-  p.k = radius == 1 ? 4 : 2;
-  if (const char* env = std::getenv("HEATWAVE_CLUSTER_PLAN")) {
-    if (std::sscanf(env, "%d,%d,%d,%d", &p.blocks, &p.tile_x, &p.tile_y, &p.k) != 4)
-      throw Error(ExitCode::invalid_value, "HEATWAVE_CLUSTER_PLAN: expected \"B,tile_x,tile_y,k\"");
-  }
-  return p;
-}
-
 // ---------------------------------------------------------------- backend ---
 
 template <int D, class Real>
@@ -634,15 +389,15 @@ class CudaBackend final : public Backend<D, Real> {
   }
 
   void advance(int k) override {
-    if constexpr (D == 2) {
-      if (cluster_) {
-        for (int left = k; left > 0; left -= plan_.k) {
-          const int steps = std::min(left, plan_.k);
-          if (problem_.config.radius == 1) wave() ? launch_cluster<1, true>(steps) : launch_cluster<1, false>(steps);
-          else wave() ? launch_cluster<2, true>(steps) : launch_cluster<2, false>(steps);
-        }
-        return;
+    if (cluster_) {
+      // Launches of up to plan k steps; each writes as far into exchanged
+      // halos as the rest of the chunk reads.
+      for (int done = 0; done < k;) {
+        const int steps = std::min(k - done, cluster_->plan().k);
+        done += steps;
+        launch_cluster(steps, k - done);
       }
+      return;
     }
     for (int m = 0; m < k; ++m) {
       update(domain_.update_box(problem_.config.radius, k - 1 - m));
@@ -712,66 +467,25 @@ class CudaBackend final : public Backend<D, Real> {
 
   void synchronize() override { HW_CUDA(cudaStreamSynchronize(stream_)); }
 
-  // Switches advance() to the cluster kernel (2D) where it can run; otherwise
+  // Switches advance() to the cluster kernels where they can run; otherwise
   // says why in `reason` and stays the baseline backend.
-  bool enable_cluster(std::string& reason) {
+  bool enable_cluster(const ClusterPlan& plan, std::string& reason) {
     if constexpr (D != 2) {
       reason = "cuda-cluster has no 3D kernel yet";
       return false;
     } else {
-      const int r = problem_.config.radius;
-      int device = 0, can = 0;
-      HW_CUDA(cudaGetDevice(&device));
-      HW_CUDA(cudaDeviceGetAttribute(&can, cudaDevAttrClusterLaunch, device));
-      if (!can) return reason = "this device cannot launch thread-block clusters", false;
-      for (int a = 0; a < D; ++a) {
-        if (domain_.exchanged[a][0] || domain_.exchanged[a][1])
-          return reason = "a face is exchanged with a neighbour rank (MPI); the cluster kernel handles physical faces only so far", false;
-        if ((domain_.face[a][0].type == BoundaryType::periodic) != (domain_.face[a][1].type == BoundaryType::periodic))
-          return reason = "periodic on one side of an axis only", false;
-        if (domain_.layout.owned[a] < 2 * r + 2) return reason = "fewer than 2r+2 points along an axis", false;
-      }
-      plan_ = cluster_plan(problem_.config.equation, problem_.config.precision, r);
-      const ClusterPlan& q = plan_;
-      if (q.blocks < 1 || q.blocks > 8 || q.k < 1 || q.tile_x < q.k * r || q.tile_y < q.k * r || q.threads_x * q.threads_y > 256)
-        return reason = "invalid cluster plan (B in 1..8, k >= 1, tile_x and tile_y >= k*r)", false;
-      ClusterGeometry& g = geo_;
-      const Box<D> u = domain_.update_box(r, 0);
-      for (int a = 0; a < D; ++a) {
-        ClusterAxis& x = g.axis[a];
-        x.n = domain_.layout.owned[a];
-        x.periodic = domain_.face[a][0].type == BoundaryType::periodic;
-        x.lo_u = u.lo[a], x.hi_u = u.hi[a];
-        for (int side = 0; side < 2; ++side) x.dir[side] = domain_.dirichlet(a, side), x.face[side] = domain_.face[a][side];
-      }
-      g.lead = domain_.layout.lead();
-      g.halo = domain_.layout.halo;
-      g.pitch = domain_.layout.strides()[1];
-      g.tile_x = q.tile_x, g.tile_y = q.tile_y, g.blocks = q.blocks, g.K = q.k;
-      g.width = q.tile_x + 2 * q.k * r;
-      g.rows = q.tile_y + (q.blocks == 1 ? 2 * q.k * r : q.k * r + r);
-      const std::size_t bytes = 2 * sizeof(Real) * static_cast<std::size_t>(g.width) * g.rows;
-      cudaDeviceProp prop{};
-      HW_CUDA(cudaGetDeviceProperties(&prop, device));
-      if (bytes > prop.sharedMemPerBlockOptin)
-        return reason = "cluster plan needs " + std::to_string(bytes / 1024) + " KiB of shared memory a block, more than the device's " +
-                        std::to_string(prop.sharedMemPerBlockOptin / 1024), false;
-      smem_bytes_ = bytes;
-      int active = 0;
-      if (r == 1) active = wave() ? cluster_occupancy<1, true>() : cluster_occupancy<1, false>();
-      else active = wave() ? cluster_occupancy<2, true>() : cluster_occupancy<2, false>();
-      if (active <= 0) return reason = "cudaOccupancyMaxActiveClusters is 0 for this plan", false;
-      if (wave()) {
+      auto kernel = std::make_unique<ClusterKernel<D, Real>>();
+      if (!kernel->configure(problem_, domain_, plan, reason)) return false;
+      if (wave()) {  // the wave's outputs: both input levels stay intact for other clusters' halos
         const std::size_t n = domain_.layout.storage_size();
         third_.allocate(n);
         fourth_.allocate(n);
         HW_CUDA(cudaMemset(third_.get(), 0xff, n * sizeof(Real)));
         HW_CUDA(cudaMemset(fourth_.get(), 0xff, n * sizeof(Real)));
       }
-      reason = "cluster plan B=" + std::to_string(q.blocks) + " tile " + std::to_string(q.tile_x) + "x" +
-               std::to_string(q.tile_y) + " k=" + std::to_string(q.k) + ", " + std::to_string(bytes / 1024) +
-               " KiB shared a block, " + std::to_string(active) + " clusters active at once";
-      cluster_ = true;
+      reason = "plan: " + kernel->plan().text() + ", " + std::to_string(kernel->shared_bytes() / 1024) + " KiB shared a block, " +
+               std::to_string(kernel->active_clusters()) + " clusters active at once";
+      cluster_ = std::move(kernel);
       return true;
     }
   }
@@ -788,65 +502,22 @@ class CudaBackend final : public Backend<D, Real> {
   bool wave() const { return problem_.config.equation == Equation::wave; }
   bool device_halo_buffers() const { return transport_ != HaloTransportKind::mpi_host; }
 
-  cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attribute) const {
-    const long nx = domain_.layout.owned[0], ny = domain_.layout.owned[D - 1];
-    const long cluster_rows = static_cast<long>(plan_.blocks) * plan_.tile_y;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>((nx + plan_.tile_x - 1) / plan_.tile_x),
-                          static_cast<unsigned>((ny + cluster_rows - 1) / cluster_rows * plan_.blocks));
-    config.blockDim = dim3(plan_.threads_x, plan_.threads_y);
-    config.dynamicSmemBytes = smem_bytes_;
-    config.stream = stream_;
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = 1;
-    attribute[0].val.clusterDim.y = plan_.blocks;
-    attribute[0].val.clusterDim.z = 1;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    return config;
-  }
-
-  template <int R, bool Wave>
-  int cluster_occupancy() {
-    auto kernel = cluster_kernel<R, Real, Wave>;
-    HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes_)));
-    cudaLaunchAttribute attribute[1];
-    cudaLaunchConfig_t config = cluster_config(attribute);
-    int clusters = 0;
-    const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
-    if (status != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
+  // `steps` steps in one launch, out of place: the inputs stay intact for
+  // the halos other clusters load. Heat writes u^{n+steps} into second_; the
+  // wave writes u^{n+steps} and u^{n+steps-1} into third_ and fourth_. Then
+  // the buffers swap and the ghosts are filled as after a step.
+  void launch_cluster(int steps, int ahead) {
+    if (wave()) {
+      cluster_->launch(current_.get(), second_.get(), third_.get(), fourth_.get(), steps, ahead, step_ == 0, stream_);
+      std::swap(current_, third_);
+      std::swap(second_, fourth_);
+      fill_ghosts(second_.get());
+    } else {
+      cluster_->launch(current_.get(), nullptr, second_.get(), nullptr, steps, ahead, false, stream_);
+      std::swap(current_, second_);
     }
-    return clusters;
-  }
-
-  // `steps` (<= plan k) steps in one launch, out of place: the inputs stay
-  // intact for the halos other clusters load. Heat writes u^{n+steps} into
-  // second_; the wave writes u^{n+steps} and u^{n+steps-1} into third_ and
-  // fourth_. Then the buffers swap and the ghosts are filled as after a step.
-  template <int R, bool Wave>
-  void launch_cluster(int steps) {
-    if constexpr (D == 2) {
-      cudaLaunchAttribute attribute[1];
-      cudaLaunchConfig_t config = cluster_config(attribute);
-      const Real* cur = current_.get();
-      const Real* prev = Wave ? second_.get() : nullptr;
-      Real* out_cur = Wave ? third_.get() : second_.get();
-      Real* out_prev = Wave ? fourth_.get() : nullptr;
-      HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel<R, Real, Wave>, cur, prev, out_cur, out_prev, geo_, laplacian<R>(),
-                                 update_, steps, step_ == 0));
-      HW_CUDA(cudaGetLastError());
-      if constexpr (Wave) {
-        std::swap(current_, third_);
-        std::swap(second_, fourth_);
-        fill_ghosts(second_.get());
-      } else {
-        std::swap(current_, second_);
-      }
-      fill_ghosts(current_.get());
-      step_ += steps;
-    }
+    fill_ghosts(current_.get());
+    step_ += steps;
   }
 
   Real* field(Level level) {
@@ -969,10 +640,7 @@ class CudaBackend final : public Backend<D, Real> {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   long step_ = 0;
   // cuda-cluster
-  bool cluster_ = false;
-  ClusterPlan plan_;
-  ClusterGeometry geo_{};
-  std::size_t smem_bytes_ = 0;
+  std::unique_ptr<ClusterKernel<D, Real>> cluster_;
   DeviceBuffer<Real> third_, fourth_;  // the wave's outputs (both input levels are read by other clusters)
 };
 
@@ -993,7 +661,7 @@ std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, c
                                                        HaloTransportKind transport, std::string& reason) {
   auto backend = std::make_unique<CudaBackend<D, Real>>(problem, domain, transport);
   std::string why;
-  if (backend->enable_cluster(why)) reason = why;
+  if (backend->enable_cluster(default_cluster_plan(problem), why)) reason = why;
   else reason = "falling back to the cuda backend: " + why;
   return backend;
 }

@@ -87,15 +87,16 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
   }
 }
 
-// Plans: B,tile_x,tile_y,k (tiles >= k*r for r <= 2).
+// Plans: cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y (tiles >= 2r for r <= 2).
 const char* plans[] = {
-    nullptr,        // the built-in table
-    "1,32,8,4",     // cluster size 1: no DSMEM, same temporal blocking
-    "2,32,8,3",     // k = 3: remainders of 1 and 2 steps below
-    "4,64,8,2",
-    "4,16,4,1",     // k = 1: one step a launch, no DSMEM traffic
-    "2,128,32,4",
-    "8,32,4,2",     // clusters larger than the grid along y
+    nullptr,              // the built-in table
+    "1,1,32,8,0,4,2",     // cluster size 1: no DSMEM, same temporal blocking
+    "1,2,32,8,0,3,1",     // k = 3: remainders of 1 and 2 steps below
+    "1,4,64,8,0,2,2",
+    "1,4,16,4,0,1,1",     // k = 1: one step a launch, no DSMEM traffic
+    "1,2,128,32,0,4,3",
+    "1,8,32,4,0,2,1",     // clusters larger than the grid along y
+    "1,16,24,4,0,5,2",    // 16 blocks: the non-portable cluster size
 };
 
 TEST(GpuCluster, Heat2D) {
@@ -115,7 +116,7 @@ TEST(GpuCluster, Wave2D) {
 }
 
 TEST(GpuCluster, OddGridsAndSingleSteps) {
-  for (const char* plan : {"4,64,8,2", "1,32,8,4"})
+  for (const char* plan : {"1,4,64,8,0,2,2", "1,1,32,8,0,4,2"})
     for (int r : {1, 2}) {
       check_cluster<float>("heat", r, "[129, 65]", 1, 5, plan);  // one step at a time
       check_cluster<double>("wave", r, "[6, 7]", 4, 3, plan);     // smaller than one tile
@@ -132,14 +133,23 @@ TEST(GpuCluster, FallsBackWithAReason) {
     EXPECT_EQ(gpu->name(), "cuda");
     EXPECT_NE(why.find("3D"), std::string::npos) << why;
   }
-  {  // a plan whose tile is smaller than the halo k*r
-    const PlanOverride plan("2,8,8,8");
+  {  // a tile narrower than 2r
+    const PlanOverride plan("1,2,3,8,0,2,1");
     const Problem p = test::gpu_case("heat", 2, "float32", 2, "dirichlet", "[37, 29]");
     Decomposition decomposition(p, 2, MPI_COMM_SELF);
     std::string why;
     auto gpu = cuda::make_cluster_backend<2, float>(p, decomposition.local_domain<2>(), HaloTransportKind::mpi_host, why);
     EXPECT_EQ(gpu->name(), "cuda");
-    EXPECT_NE(why.find("plan"), std::string::npos) << why;
+    EXPECT_NE(why.find("invalid cluster plan"), std::string::npos) << why;
+  }
+  {  // more shared memory than a block may have
+    const PlanOverride plan("1,2,64,512,0,8,1");
+    const Problem p = test::gpu_case("heat", 2, "float64", 1, "dirichlet", "[37, 29]");
+    Decomposition decomposition(p, 1, MPI_COMM_SELF);
+    std::string why;
+    auto gpu = cuda::make_cluster_backend<2, double>(p, decomposition.local_domain<2>(), HaloTransportKind::mpi_host, why);
+    EXPECT_EQ(gpu->name(), "cuda");
+    EXPECT_NE(why.find("KiB of shared memory"), std::string::npos) << why;
   }
 }
 

@@ -1,0 +1,404 @@
+// backend: cuda-cluster. Temporal blocking over thread-block clusters, halos
+// between the blocks of a cluster through distributed shared memory (DSMEM).
+//
+// 2D. A cluster of B blocks stacked along y owns a cluster tile; block `rank`
+// owns tile_x x tile_y points of it. One launch advances `steps` (<= k) steps:
+//   load   u^n (and the wave's u^{n-1}) over the tile plus steps*r on the
+//          cluster's outer sides and r on the sides shared with a peer;
+//   step s = 1..steps, on chip:
+//     (a) s >= 2: the r rows next to each shared side come from the peer's
+//         shared memory (its own tile rows, computed in step s-1);
+//     (b) s >= 2, near a physical face: ghost points from the face rule
+//         (FaceRule, as fill_ghosts: odd/even reflection);
+//     (c) the stencil over the step's region: the tile plus (steps-s)*r on
+//         the cluster's outer sides. Only that outer halo is computed twice
+//         (by two clusters): a peer's rows never are;
+//     (d) Dirichlet face points of the new level := g;
+//     (e) cluster barrier: publishes the new level to the peers, and keeps a
+//         block from overwriting rows a peer still copies.
+//   store  the tile (the wave: both levels), out of place.
+// The stencil is LaplacianWeights::along in axis order and TimeUpdate, as in
+// the baseline kernel: results are bitwise equal to the cuda and host backends.
+// Each thread walks down a strip of one column, keeping the 2r+1 values along
+// y in registers; x neighbours come from shared memory (conflict-free).
+// Periodic axes (one rank spans them) are loaded with wrapped indices: a point
+// past the face is computed exactly like the one it wraps to. Exchanged faces
+// (MPI) are data like any other point: their halo is loaded, and the write-back
+// reaches `ahead*r` into it so that the next launch of the chunk finds it valid.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
+#include "kernels/cluster.cuh"
+#include "kernels/cuda_check.hpp"
+
+namespace heatwave::cuda {
+
+namespace cg = cooperative_groups;
+
+// ------------------------------------------------------------------ plan ---
+
+std::string ClusterPlan::text() const {
+  char buffer[160];
+  std::snprintf(buffer, sizeof buffer, "cluster %dx%d, tile %dx%d%s, k %d, %d thread rows", cluster_x, cluster_y, tile_x,
+                tile_y, tile_z > 0 ? ("x" + std::to_string(tile_z)).c_str() : "", k, threads_y);
+  return buffer;
+}
+
+ClusterPlan ClusterPlan::parse(const std::string& s) {
+  ClusterPlan p;
+  if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z, &p.k,
+                  &p.threads_y) != 7)
+    throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y\"");
+  return p;
+}
+
+ClusterPlan default_cluster_plan(const Problem& problem) {
+  if (const char* env = std::getenv("HEATWAVE_CLUSTER_PLAN")) return ClusterPlan::parse(env);
+  const int R = problem.config.radius;
+  const bool f64 = problem.config.precision == Precision::float64;
+  ClusterPlan p;
+  p.cluster_y = 4;
+  p.k = R == 1 ? 8 : 4;
+  p.tile_x = 128 - 2 * p.k * R;  // the shared rows are 128 points wide
+  p.tile_y = f64 ? 32 : 64;
+  p.threads_y = 2;
+  return p;
+}
+
+namespace {
+
+constexpr int unbounded = INT_MAX / 4;  // the core of a periodic axis: every index
+
+// Where coordinate c of an axis is read from: wrapped on a periodic axis, as
+// is where data lies; false where nothing is stored (never read).
+__device__ __forceinline__ bool source_coordinate(const ClusterAxis& a, int c, int& g) {
+  if (a.periodic) {
+    g = c % a.n;
+    if (g < 0) g += a.n;
+    return true;
+  }
+  g = c;
+  return c >= a.load_lo && c < a.load_hi;
+}
+
+// A global -> shared copy that does not hold the thread (cp.async): a block
+// issues its whole tile's loads at once instead of waiting on each in turn.
+template <class Real>
+__device__ __forceinline__ void load_async(Real* shared, const Real* global) {
+  const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(destination), "l"(global), "n"(sizeof(Real)) : "memory");
+}
+__device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+// ------------------------------------------------------------- 2D kernel ---
+
+template <int R, class Real, bool Wave>
+__global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict__ cur, const Real* __restrict__ prev,
+                                                          Real* __restrict__ out_cur, Real* __restrict__ out_prev,
+                                                          const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
+                                                          const TimeUpdate<Real> up, const int steps, const bool start) {
+  cg::cluster_group cluster = cg::this_cluster();
+  extern __shared__ __align__(16) unsigned char cluster_shared[];
+  const int W = geo.width;
+  Real* A = reinterpret_cast<Real*>(cluster_shared);  // u^m
+  Real* Bf = A + W * geo.rows;                        // u^{m+1} (the wave: u^{m-1} until overwritten)
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const int B = geo.plan.cluster_y, TX = geo.plan.tile_x, TY = geo.plan.tile_y, KR = geo.plan.k * R;
+  const int rank = static_cast<int>(cluster.block_rank());  // cluster dims (1, B, 1): blockIdx.y % B
+  const bool outer_lo = rank == 0, outer_hi = rank == B - 1;
+  const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
+  const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
+  const int xbase = x0 - KR, ybase = y0 - (outer_lo ? KR : R);  // shared (0, 0)
+  auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
+  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
+  const int tid = tx + ty * bx, nthreads = bx * by;
+
+  // Load what step 1 reads.
+  {
+    const int reach = steps * R;
+    const int lx0 = x0 - reach, lx1 = x0 + TX + reach;
+    const int ly0 = y0 - (outer_lo ? reach : R), ly1 = y0 + TY + (outer_hi ? reach : R);
+    for (int y = ly0 + ty; y < ly1; y += by) {
+      int gy;
+      if (!source_coordinate(ay, y, gy)) continue;
+      const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
+      for (int x = lx0 + tx; x < lx1; x += bx) {
+        int gx;
+        if (!source_coordinate(ax, x, gx)) continue;
+        load_async(A + at(x, y), cur + row + gx);
+        if constexpr (Wave) load_async(Bf + at(x, y), prev + row + gx);
+      }
+    }
+    wait_loads();
+  }
+  __syncthreads();
+
+  for (int s = 1; s <= steps; ++s) {
+    const int left = (steps - s) * R;  // how far past the tile step s computes, on outer sides
+    if (s >= 2) {
+      // Valid in A now: what step s-1 computed, plus r rows on shared sides.
+      const int vx0 = x0 - left - R, vx1 = x0 + TX + left + R;
+      const int vy0 = y0 - (outer_lo ? left + R : R), vy1 = y0 + TY + (outer_hi ? left + R : R);
+      // (a) rows from the peers; ghost rows and columns are each block's own.
+      if (B > 1) {
+        const int cx0 = max(vx0, ax.core_lo), ncols = min(vx1, ax.core_hi) - cx0;
+        for (int side = 0; side < 2; ++side) {
+          if (side == 0 ? outer_lo : outer_hi) continue;
+          const int peer = side == 0 ? rank - 1 : rank + 1;
+          const Real* peer_A = cluster.map_shared_rank(A, peer);
+          const int peer_ybase = (side == 0 ? y0 - TY : y0 + TY) - (peer == 0 ? KR : R);
+          const int first = side == 0 ? y0 - R : y0 + TY;
+          for (int i = tid; i < R * ncols; i += nthreads) {
+            const int y = first + i / ncols, x = cx0 + i % ncols;
+            if (y >= ay.core_lo && y < ay.core_hi) A[at(x, y)] = peer_A[(y - peer_ybase) * W + (x - xbase)];
+          }
+        }
+        __syncthreads();
+      }
+      // (b) ghosts: x ghost columns on updated rows, y ghost rows on updated columns.
+      const bool x_ghosts = (ax.ghosts[0] && vx0 < 0) || (ax.ghosts[1] && vx1 > ax.n);
+      const bool y_ghosts = (ay.ghosts[0] && vy0 < 0) || (ay.ghosts[1] && vy1 > ay.n);
+      if (x_ghosts || y_ghosts) {
+        if (x_ghosts) {
+          const int first = max(vy0, ay.upd_lo), nrows = min(vy1, ay.upd_hi) - first;
+          for (int i = tid; i < 2 * R * nrows; i += nthreads) {
+            const int y = first + i / (2 * R), j = i % (2 * R), side = j / R;
+            const int x = side == 0 ? j - R : ax.n + j - R;
+            const int src = ax.face[side].source(x);
+            if (ax.ghosts[side] && x >= vx0 && x < vx1 && src >= vx0 && src < vx1)
+              A[at(x, y)] = ax.face[side].ghost(x, A[at(src, y)]);
+          }
+        }
+        if (y_ghosts) {
+          const int first = max(vx0, ax.upd_lo), ncols = min(vx1, ax.upd_hi) - first;
+          for (int i = tid; i < 2 * R * ncols; i += nthreads) {
+            const int j = i / ncols, x = first + i % ncols, side = j / R;
+            const int y = side == 0 ? j - R : ay.n + j - R;
+            const int src = ay.face[side].source(y);
+            if (ay.ghosts[side] && y >= vy0 && y < vy1 && src >= vy0 && src < vy1)
+              A[at(x, y)] = ay.face[side].ghost(y, A[at(x, src)]);
+          }
+        }
+        __syncthreads();
+      }
+    }
+
+    // (c) the stencil over the step's region, less faces and ghosts.
+    const int rx0 = x0 - left, rx1 = x0 + TX + left;
+    const int ry0 = y0 - (outer_lo ? left : 0), ry1 = y0 + TY + (outer_hi ? left : 0);
+    const int cx0 = max(rx0, ax.upd_lo), cx1 = min(rx1, ax.upd_hi);
+    const int cy0 = max(ry0, ay.upd_lo), cy1 = min(ry1, ay.upd_hi);
+    const bool starting = Wave && start && s == 1;
+    const int per_thread = (cy1 - cy0 + by - 1) / by;
+    const int ya = cy0 + ty * per_thread, yb = min(ya + per_thread, cy1);
+    if (ya < yb) {
+      for (int x = cx0 + tx; x < cx1; x += bx) {
+        const Real* a = A + at(x, ya);
+        Real* b = Bf + at(x, ya);
+        Real column[2 * R + 1];  // u(x, y - R + j)
+#pragma unroll
+        for (int j = 0; j < 2 * R; ++j) column[j] = a[(j - R) * W];
+#pragma unroll 2
+        for (int y = ya; y < yb; ++y, a += W, b += W) {
+          column[2 * R] = a[R * W];
+          Real minus[R + 1], plus[R + 1];
+#pragma unroll
+          for (int j = 1; j <= R; ++j) minus[j] = a[-j], plus[j] = a[j];
+          Real lap_value = 0;
+          lap_value += lap.along(0, column[R], minus, plus);
+#pragma unroll
+          for (int j = 1; j <= R; ++j) minus[j] = column[R - j], plus[j] = column[R + j];
+          lap_value += lap.along(1, column[R], minus, plus);
+          if constexpr (!Wave) *b = up.heat(column[R], lap_value);
+          else *b = starting ? up.wave_start(column[R], *b, lap_value) : up.wave(column[R], *b, lap_value);
+#pragma unroll
+          for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
+        }
+      }
+    }
+    // (d) Dirichlet face points hold g in every level.
+    for (int side = 0; side < 2; ++side) {
+      if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet) {
+        const int f = side == 0 ? 0 : ax.n - 1;
+        if (f >= rx0 && f < rx1)
+          for (int y = cy0 + tid; y < cy1; y += nthreads) Bf[at(f, y)] = static_cast<Real>(ax.face[side].value);
+      }
+      if (ay.ghosts[side] && ay.face[side].type == BoundaryType::dirichlet) {
+        const int f = side == 0 ? 0 : ay.n - 1;
+        if (f >= ry0 && f < ry1)
+          for (int x = cx0 + tid; x < cx1; x += nthreads) Bf[at(x, f)] = static_cast<Real>(ay.face[side].value);
+      }
+    }
+    // (e) publish the new level; swap.
+    if (B > 1) cluster.sync();
+    else __syncthreads();
+    Real* t = A;
+    A = Bf;
+    Bf = t;
+  }
+
+  // The block's tile: updated points the launch owns.
+  const int wx0 = max(max(x0, ax.out_lo), ax.upd_lo), wx1 = min(min(x0 + TX, ax.out_hi), ax.upd_hi);
+  const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
+  for (int y = wy0 + ty; y < wy1; y += by) {
+    const long row = geo.lead + (y + geo.halo) * geo.stride[1];
+    for (int x = wx0 + tx; x < wx1; x += bx) {
+      out_cur[row + x] = A[at(x, y)];
+      if constexpr (Wave) out_prev[row + x] = Bf[at(x, y)];
+    }
+  }
+}
+
+// ------------------------------------------------------------- 3D kernel ---
+
+template <int R, class Real, bool Wave>
+__global__ void cluster_kernel_3d(const Real* __restrict__, const Real* __restrict__, Real* __restrict__, Real* __restrict__,
+                                  const ClusterGeometry<3>, const LaplacianWeights<3, R, Real>, const TimeUpdate<Real>, const int,
+                                  const bool) {}
+
+template <int D, int R, class Real, bool Wave>
+constexpr auto kernel_for() {
+  if constexpr (D == 2) return cluster_kernel_2d<R, Real, Wave>;
+  else return cluster_kernel_3d<R, Real, Wave>;
+}
+
+int round_up(int n, int m) { return (n + m - 1) / m * m; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- host side ---
+
+template <int D, class Real>
+bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan,
+                                       std::string& reason) {
+  if constexpr (D == 3) {
+    reason = "cuda-cluster has no 3D kernel yet";
+    return false;
+  }
+  const int R = problem.config.radius;
+  radius_ = R;
+  wave_ = problem.config.equation == Equation::wave;
+  int device = 0, can = 0;
+  HW_CUDA(cudaGetDevice(&device));
+  HW_CUDA(cudaDeviceGetAttribute(&can, cudaDevAttrClusterLaunch, device));
+  if (!can) return reason = "this device cannot launch thread-block clusters", false;
+
+  const int H = domain.layout.halo;
+  for (int a = 0; a < D; ++a) {
+    ClusterAxis& x = geo_.axis[a];
+    const bool ex_lo = domain.exchanged[a][0], ex_hi = domain.exchanged[a][1];
+    x.n = static_cast<int>(domain.layout.owned[a]);
+    if (x.n < 2 * R + 2) return reason = "fewer than 2r+2 points along an axis", false;
+    x.periodic = !ex_lo && !ex_hi && domain.face[a][0].type == BoundaryType::periodic;
+    x.load_lo = ex_lo ? -H : -R, x.load_hi = ex_hi ? x.n + H : x.n + R;
+    x.core_lo = ex_lo ? -H : 0, x.core_hi = ex_hi ? x.n + H : x.n;
+    if (x.periodic) x.core_lo = -unbounded, x.core_hi = unbounded;
+    x.upd_lo = x.core_lo + (domain.dirichlet(a, 0) ? 1 : 0);
+    x.upd_hi = x.core_hi - (domain.dirichlet(a, 1) ? 1 : 0);
+    for (int side = 0; side < 2; ++side) {
+      x.exchanged[side] = domain.exchanged[a][side];
+      x.ghosts[side] = !x.exchanged[side] && !x.periodic;
+      x.face[side] = domain.face[a][side];
+    }
+  }
+  const auto strides = domain.layout.strides();
+  geo_.lead = domain.layout.lead();
+  geo_.halo = domain.layout.halo;
+  for (int a = 0; a < D; ++a) geo_.stride[a] = strides[a];
+
+  const ClusterPlan& q = plan;
+  if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || q.threads_y < 1)
+    return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r", false;
+  geo_.plan = q;
+  const int KR = q.k * R;
+  geo_.width = q.tile_x + 2 * KR;
+  geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
+  threads_x_ = round_up(q.tile_x + 2 * (q.k - 1) * R, 32);
+  if (threads_x_ * q.threads_y > 512)
+    return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * q.threads_y) + " threads a block (at most 512)", false;
+  shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(geo_.width) * geo_.rows;
+  cudaDeviceProp prop{};
+  HW_CUDA(cudaGetDeviceProperties(&prop, device));
+  if (shared_bytes_ > prop.sharedMemPerBlockOptin)
+    return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(shared_bytes_ / 1024) +
+                    " KiB of shared memory a block, more than the device's " + std::to_string(prop.sharedMemPerBlockOptin / 1024),
+           false;
+
+  lap1_ = LaplacianWeights<D, 1, Real>::make(problem.spacing, domain.layout.strides());
+  lap2_ = LaplacianWeights<D, 2, Real>::make(problem.spacing, domain.layout.strides());
+  const double dt = problem.dt, c = problem.config.c;
+  update_ = {static_cast<Real>(problem.config.alpha * dt), static_cast<Real>(c * c * dt * dt), static_cast<Real>(0.5 * c * c * dt * dt),
+             static_cast<Real>(dt)};
+
+  auto occupancy = [&](auto kernel) {
+    HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes_)));
+    if (q.blocks() > 8) HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchAttribute attribute[1];
+    cudaLaunchConfig_t config = launch_config(attribute, 0, nullptr);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return clusters;
+  };
+  if (R == 1) active_clusters_ = wave_ ? occupancy(kernel_for<D, 1, Real, true>()) : occupancy(kernel_for<D, 1, Real, false>());
+  else active_clusters_ = wave_ ? occupancy(kernel_for<D, 2, Real, true>()) : occupancy(kernel_for<D, 2, Real, false>());
+  if (active_clusters_ <= 0)
+    return reason = "cudaOccupancyMaxActiveClusters is 0 for the plan (" + q.text() + "): clusters of " +
+                    std::to_string(q.blocks()) + " blocks with " + std::to_string(shared_bytes_ / 1024) + " KiB each cannot be co-scheduled",
+           false;
+  return true;
+}
+
+template <int D, class Real>
+cudaLaunchConfig_t ClusterKernel<D, Real>::launch_config(cudaLaunchAttribute* attribute, int ahead, cudaStream_t stream) {
+  const ClusterPlan& q = geo_.plan;
+  for (int a = 0; a < D; ++a) {
+    ClusterAxis& x = geo_.axis[a];
+    // Exchanged sides: the next launch of the chunk reads ahead*r into the halo.
+    x.out_lo = x.exchanged[0] ? -ahead * radius_ : 0;
+    x.out_hi = x.exchanged[1] ? x.n + ahead * radius_ : x.n;
+  }
+  const int nx = geo_.axis[0].out_hi - geo_.axis[0].out_lo, ny = geo_.axis[D - 1].out_hi - geo_.axis[D - 1].out_lo;
+  const int cluster_rows = q.cluster_y * q.tile_y;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3((nx + q.tile_x - 1) / q.tile_x, (ny + cluster_rows - 1) / cluster_rows * q.cluster_y);
+  config.blockDim = dim3(threads_x_, q.threads_y);
+  config.dynamicSmemBytes = shared_bytes_;
+  config.stream = stream;
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = 1;
+  attribute[0].val.clusterDim.y = q.cluster_y;
+  attribute[0].val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+template <int D, class Real>
+void ClusterKernel<D, Real>::launch(const Real* cur, const Real* prev, Real* out_cur, Real* out_prev, int steps, int ahead,
+                                    bool start, cudaStream_t stream) {
+  cudaLaunchAttribute attribute[1];
+  const cudaLaunchConfig_t config = launch_config(attribute, ahead, stream);
+  if (radius_ == 1) {
+    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, true>(), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
+    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, false>(), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
+  } else {
+    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, true>(), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
+    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, false>(), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
+  }
+  HW_CUDA(cudaGetLastError());
+}
+
+template class ClusterKernel<2, float>;
+template class ClusterKernel<2, double>;
+template class ClusterKernel<3, float>;
+template class ClusterKernel<3, double>;
+
+}  // namespace heatwave::cuda

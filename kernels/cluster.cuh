@@ -1,0 +1,90 @@
+#pragma once
+// The cuda-cluster kernels (kernels/cluster.cu) as the CUDA backend sees them:
+// a launch plan, and one object per case that checks the plan fits and
+// launches `steps` time steps at a time, out of place. CUDA-only: include from
+// .cu files.
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "solver/domain.hpp"
+#include "solver/problem.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatwave::cuda {
+
+// How a launch tiles the grid. 2D: a cluster is `cluster_y` blocks stacked
+// along y; a block owns tile_x x tile_y points. 3D: a cluster is cluster_x x
+// cluster_y blocks over x-y, each owning a tile_x x tile_y column that it
+// streams along z in slabs of tile_z planes. Every launch advances k steps
+// (fewer for the remainder of a chunk).
+struct ClusterPlan {
+  int cluster_x = 1, cluster_y = 1;
+  int tile_x = 0, tile_y = 0, tile_z = 0;
+  int k = 1;
+  int threads_y = 1;  // thread rows; threads along x: the widest step region, rounded up to warps
+
+  int blocks() const { return cluster_x * cluster_y; }
+  std::string text() const;                        // "cluster 1x4, tile 112x64, k 8, 128x2 threads"
+  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y"; throws invalid_value
+  bool operator==(const ClusterPlan&) const = default;
+};
+
+// The built-in plan for a case (HEATWAVE_CLUSTER_PLAN="cx,cy,tx,ty,tz,k,threads_y"
+// overrides it, for experiments and the ablation).
+ClusterPlan default_cluster_plan(const Problem& problem);
+
+// One axis of the rank's box as the kernels see it (local coordinates).
+struct ClusterAxis {
+  int n = 1;                // owned points
+  bool periodic = false;    // one rank spans the axis: loads wrap around
+  int load_lo = 0, load_hi = 0;  // points that hold data: r ghosts past a physical face, H past an exchanged one
+  int core_lo = 0, core_hi = 0;  // points that are not ghosts (owned, plus the halo of an exchanged face)
+  int upd_lo = 0, upd_hi = 0;    // points the stencil updates: core less Dirichlet face points
+  bool exchanged[2] = {false, false};  // the halo past this side comes from a neighbour rank
+  bool ghosts[2] = {false, false};     // a physical face whose r ghost layers the kernel fills
+  FaceRule face[2];
+  int out_lo = 0, out_hi = 0;    // points a launch writes back (reach into an exchanged halo by ahead*r)
+};
+
+template <int D>
+struct ClusterGeometry {
+  ClusterAxis axis[D];
+  long lead = 0, halo = 0;  // global addressing: Layout::offset
+  long stride[D] = {};
+  ClusterPlan plan;
+  int width = 0, rows = 0, planes = 0;  // shared-memory extents per level
+};
+
+template <int D, class Real>
+class ClusterKernel {
+ public:
+  // Derives the geometry, checks the plan against the device (shared memory,
+  // cudaOccupancyMaxActiveClusters). False, with `reason`, where it cannot run.
+  bool configure(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan, std::string& reason);
+
+  // `steps` (<= plan.k) steps from (cur, prev) into (out_cur, out_prev); the
+  // wave's prev is u^{n-1} (v0 when `start`). `ahead`: steps left in the
+  // chunk after this launch, how far into exchanged halos to write.
+  void launch(const Real* cur, const Real* prev, Real* out_cur, Real* out_prev, int steps, int ahead, bool start,
+              cudaStream_t stream);
+
+  const ClusterPlan& plan() const { return geo_.plan; }
+  int active_clusters() const { return active_clusters_; }
+  std::size_t shared_bytes() const { return shared_bytes_; }
+
+ private:
+  cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attribute, int ahead, cudaStream_t stream);
+
+  ClusterGeometry<D> geo_{};
+  LaplacianWeights<D, 1, Real> lap1_{};
+  LaplacianWeights<D, 2, Real> lap2_{};
+  TimeUpdate<Real> update_{};
+  int radius_ = 1;
+  bool wave_ = false;
+  int threads_x_ = 32;
+  std::size_t shared_bytes_ = 0;
+  int active_clusters_ = 0;
+};
+
+}  // namespace heatwave::cuda
