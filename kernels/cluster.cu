@@ -34,6 +34,7 @@
 
 #include "kernels/cluster.cuh"
 #include "kernels/cuda_check.hpp"
+#include "kernels/pack.cuh"
 
 namespace heatwave::cuda {
 
@@ -61,10 +62,10 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
   const int R = problem.config.radius;
   const bool f64 = problem.config.precision == Precision::float64;
   ClusterPlan p;
-  p.cluster_y = 4;
+  p.cluster_y = 2;
   p.k = R == 1 ? 8 : 4;
   p.tile_x = 128 - 2 * p.k * R;  // the shared rows are 128 points wide
-  p.tile_y = f64 ? 32 : 64;
+  p.tile_y = f64 ? 16 : 64;
   p.threads_y = 2;
   return p;
 }
@@ -92,20 +93,57 @@ __device__ __forceinline__ void load_async(Real* shared, const Real* global) {
   const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(destination), "l"(global), "n"(sizeof(Real)) : "memory");
 }
+template <class Real>
+__device__ __forceinline__ void load_async_pack(Real* shared, const Real* global) {
+  const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(destination), "l"(global) : "memory");
+}
 __device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // ------------------------------------------------------------- 2D kernel ---
 
+// A level in shared memory: `rows` rows of `width` points (a multiple of the
+// pack width V), with V spare points before and after so that the x
+// neighbours of the first and last packs stay inside the allocation.
+template <class Real>
+__host__ __device__ constexpr int level_stride(int width, int rows) {
+  return width * rows + 2 * Pack<Real>::width;
+}
+
+// Copies global [x_lo, x_hi) of a row into shared memory at `shared` (which
+// holds global x = xbase at index 0): 16-byte copies where the packs lie
+// inside the directly addressable range and are aligned, points otherwise.
+template <class Real>
+__device__ __forceinline__ void load_row(Real* shared, const Real* global_row, const ClusterAxis& ax, int xbase, int x_lo,
+                                         int x_hi, bool aligned, int tx, int bx) {
+  constexpr int V = Pack<Real>::width;
+  const int direct_lo = ax.periodic ? 0 : ax.load_lo, direct_hi = ax.periodic ? ax.n : ax.load_hi;
+  for (int g = (x_lo - xbase) / V + tx; g * V < x_hi - xbase; g += bx) {
+    const int x = xbase + g * V;
+    if (aligned && x >= x_lo && x + V <= x_hi && x >= direct_lo && x + V <= direct_hi) {
+      load_async_pack(shared + g * V, global_row + x);
+    } else {
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        int gx;
+        if (x + v >= x_lo && x + v < x_hi && source_coordinate(ax, x + v, gx)) load_async(shared + g * V + v, global_row + gx);
+      }
+    }
+  }
+}
+
 template <int R, class Real, bool Wave>
 __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict__ cur, const Real* __restrict__ prev,
-                                                          Real* __restrict__ out_cur, Real* __restrict__ out_prev,
-                                                          const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
-                                                          const TimeUpdate<Real> up, const int steps, const bool start) {
+                                                         Real* __restrict__ out_cur, Real* __restrict__ out_prev,
+                                                         const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
+                                                         const TimeUpdate<Real> up, const int steps, const bool start) {
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width;
   cg::cluster_group cluster = cg::this_cluster();
   extern __shared__ __align__(16) unsigned char cluster_shared[];
   const int W = geo.width;
-  Real* A = reinterpret_cast<Real*>(cluster_shared);  // u^m
-  Real* Bf = A + W * geo.rows;                        // u^{m+1} (the wave: u^{m-1} until overwritten)
+  Real* A = reinterpret_cast<Real*>(cluster_shared) + V;  // u^m
+  Real* Bf = A + level_stride<Real>(W, geo.rows);          // u^{m+1} (the wave: u^{m-1} until overwritten)
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
   const int B = geo.plan.cluster_y, TX = geo.plan.tile_x, TY = geo.plan.tile_y, KR = geo.plan.k * R;
@@ -113,30 +151,41 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
   const bool outer_lo = rank == 0, outer_hi = rank == B - 1;
   const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
   const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
-  const int xbase = x0 - KR, ybase = y0 - (outer_lo ? KR : R);  // shared (0, 0)
+  const int xbase = x0 - KR, ybase = y0 - (outer_lo ? KR : R);  // global (x, y) of shared (0, 0)
   auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
   const int tid = tx + ty * bx, nthreads = bx * by;
 
-  // Load what step 1 reads.
+  // Load what step 1 reads; Dirichlet face points are g in both levels (no
+  // step writes them).
   {
     const int reach = steps * R;
     const int lx0 = x0 - reach, lx1 = x0 + TX + reach;
     const int ly0 = y0 - (outer_lo ? reach : R), ly1 = y0 + TY + (outer_hi ? reach : R);
+    const bool aligned = (geo.lead + xbase) % V == 0;
     for (int y = ly0 + ty; y < ly1; y += by) {
       int gy;
       if (!source_coordinate(ay, y, gy)) continue;
       const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
-      for (int x = lx0 + tx; x < lx1; x += bx) {
-        int gx;
-        if (!source_coordinate(ax, x, gx)) continue;
-        load_async(A + at(x, y), cur + row + gx);
-        if constexpr (Wave) load_async(Bf + at(x, y), prev + row + gx);
-      }
+      load_row(A + at(xbase, y), cur + row, ax, xbase, lx0, lx1, aligned, tx, bx);
+      if constexpr (Wave) load_row(Bf + at(xbase, y), prev + row, ax, xbase, lx0, lx1, aligned, tx, bx);
     }
     wait_loads();
+    __syncthreads();
+    for (int side = 0; side < 2; ++side) {
+      if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet) {
+        const int f = side == 0 ? 0 : ax.n - 1;
+        if (f >= lx0 && f < lx1)
+          for (int y = ly0 + tid; y < ly1; y += nthreads) Bf[at(f, y)] = static_cast<Real>(ax.face[side].value);
+      }
+      if (ay.ghosts[side] && ay.face[side].type == BoundaryType::dirichlet) {
+        const int f = side == 0 ? 0 : ay.n - 1;
+        if (f >= ly0 && f < ly1)
+          for (int x = lx0 + tid; x < lx1; x += nthreads) Bf[at(x, f)] = static_cast<Real>(ay.face[side].value);
+      }
+    }
+    __syncthreads();
   }
-  __syncthreads();
 
   for (int s = 1; s <= steps; ++s) {
     const int left = (steps - s) * R;  // how far past the tile step s computes, on outer sides
@@ -188,53 +237,63 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
       }
     }
 
-    // (c) the stencil over the step's region, less faces and ghosts.
+    // (c) the stencil over the step's region, less faces and ghosts. A
+    // thread owns packs of V points aligned in shared memory and walks down
+    // a strip of rows with the 2r+1 packs along y in registers; packs that
+    // straddle the region's edge compute every point but store only the
+    // region's (the rest read neighbours nobody needs).
     const int rx0 = x0 - left, rx1 = x0 + TX + left;
-    const int ry0 = y0 - (outer_lo ? left : 0), ry1 = y0 + TY + (outer_hi ? left : 0);
     const int cx0 = max(rx0, ax.upd_lo), cx1 = min(rx1, ax.upd_hi);
-    const int cy0 = max(ry0, ay.upd_lo), cy1 = min(ry1, ay.upd_hi);
+    const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
     const bool starting = Wave && start && s == 1;
     const int per_thread = (cy1 - cy0 + by - 1) / by;
     const int ya = cy0 + ty * per_thread, yb = min(ya + per_thread, cy1);
     if (ya < yb) {
-      for (int x = cx0 + tx; x < cx1; x += bx) {
-        const Real* a = A + at(x, ya);
-        Real* b = Bf + at(x, ya);
-        Real column[2 * R + 1];  // u(x, y - R + j)
+      const int keep_lo = cx0 - xbase, keep_hi = cx1 - xbase;  // shared columns stored
+      for (int g = keep_lo / V + tx; g * V < keep_hi; g += bx) {
+        const int lx = g * V;
+        const bool whole = lx >= keep_lo && lx + V <= keep_hi;
+        const Real* a = A + (ya - ybase) * W + lx;
+        Real* b = Bf + (ya - ybase) * W + lx;
+        Vec column[2 * R + 1];  // the packs at y - R + j
 #pragma unroll
-        for (int j = 0; j < 2 * R; ++j) column[j] = a[(j - R) * W];
-#pragma unroll 2
+        for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
         for (int y = ya; y < yb; ++y, a += W, b += W) {
-          column[2 * R] = a[R * W];
-          Real minus[R + 1], plus[R + 1];
+          column[2 * R] = load_pack(a + R * W);
+          Real left_x[R + 1], right_x[R + 1];  // x neighbours past the pack's ends
 #pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = a[-j], plus[j] = a[j];
-          Real lap_value = 0;
-          lap_value += lap.along(0, column[R], minus, plus);
+          for (int m = 1; m <= R; ++m) left_x[m] = a[-m], right_x[m] = a[V - 1 + m];
+          Vec result;
+          if constexpr (Wave) result = load_pack(b);  // u^{m-1}
 #pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = column[R - j], plus[j] = column[R + j];
-          lap_value += lap.along(1, column[R], minus, plus);
-          if constexpr (!Wave) *b = up.heat(column[R], lap_value);
-          else *b = starting ? up.wave_start(column[R], *b, lap_value) : up.wave(column[R], *b, lap_value);
+          for (int v = 0; v < V; ++v) {
+            const Real centre = column[R].v[v];
+            Real minus[R + 1], plus[R + 1];
+#pragma unroll
+            for (int j = 1; j <= R; ++j) {
+              minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
+              plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
+            }
+            Real lap_value = lap.along(0, centre, minus, plus);
+#pragma unroll
+            for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+            lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
+            if constexpr (!Wave) result.v[v] = up.heat(centre, lap_value);
+            else result.v[v] = starting ? up.wave_start(centre, result.v[v], lap_value) : up.wave(centre, result.v[v], lap_value);
+          }
+          if (whole) {
+            store_pack(b, result);
+          } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+              if (lx + v >= keep_lo && lx + v < keep_hi) b[v] = result.v[v];
+          }
 #pragma unroll
           for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
         }
       }
     }
-    // (d) Dirichlet face points hold g in every level.
-    for (int side = 0; side < 2; ++side) {
-      if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet) {
-        const int f = side == 0 ? 0 : ax.n - 1;
-        if (f >= rx0 && f < rx1)
-          for (int y = cy0 + tid; y < cy1; y += nthreads) Bf[at(f, y)] = static_cast<Real>(ax.face[side].value);
-      }
-      if (ay.ghosts[side] && ay.face[side].type == BoundaryType::dirichlet) {
-        const int f = side == 0 ? 0 : ay.n - 1;
-        if (f >= ry0 && f < ry1)
-          for (int x = cx0 + tid; x < cx1; x += nthreads) Bf[at(x, f)] = static_cast<Real>(ay.face[side].value);
-      }
-    }
-    // (e) publish the new level; swap.
+    // (d) publish the new level; swap.
     if (B > 1) cluster.sync();
     else __syncthreads();
     Real* t = A;
@@ -242,14 +301,25 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
     Bf = t;
   }
 
-  // The block's tile: updated points the launch owns.
+  // The block's tile: updated points the launch owns, packs where aligned.
   const int wx0 = max(max(x0, ax.out_lo), ax.upd_lo), wx1 = min(min(x0 + TX, ax.out_hi), ax.upd_hi);
   const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
+  const bool aligned = (geo.lead + xbase) % V == 0;
   for (int y = wy0 + ty; y < wy1; y += by) {
     const long row = geo.lead + (y + geo.halo) * geo.stride[1];
-    for (int x = wx0 + tx; x < wx1; x += bx) {
-      out_cur[row + x] = A[at(x, y)];
-      if constexpr (Wave) out_prev[row + x] = Bf[at(x, y)];
+    for (int g = (wx0 - xbase) / V + tx; g * V < wx1 - xbase; g += bx) {
+      const int x = xbase + g * V;
+      if (aligned && x >= wx0 && x + V <= wx1) {
+        store_pack(out_cur + row + x, load_pack(A + at(x, y)));
+        if constexpr (Wave) store_pack(out_prev + row + x, load_pack(Bf + at(x, y)));
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          if (x + v < wx0 || x + v >= wx1) continue;
+          out_cur[row + x + v] = A[at(x + v, y)];
+          if constexpr (Wave) out_prev[row + x + v] = Bf[at(x + v, y)];
+        }
+      }
     }
   }
 }
@@ -316,12 +386,13 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
     return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r", false;
   geo_.plan = q;
   const int KR = q.k * R;
-  geo_.width = q.tile_x + 2 * KR;
+  constexpr int V = Pack<Real>::width;
+  geo_.width = round_up(q.tile_x + 2 * KR, V);
   geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
-  threads_x_ = round_up(q.tile_x + 2 * (q.k - 1) * R, 32);
+  threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
   if (threads_x_ * q.threads_y > 512)
     return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * q.threads_y) + " threads a block (at most 512)", false;
-  shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(geo_.width) * geo_.rows;
+  shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(level_stride<Real>(geo_.width, geo_.rows));
   cudaDeviceProp prop{};
   HW_CUDA(cudaGetDeviceProperties(&prop, device));
   if (shared_bytes_ > prop.sharedMemPerBlockOptin)

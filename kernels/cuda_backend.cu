@@ -20,6 +20,7 @@
 #include "kernels/cluster.cuh"
 #include "kernels/cuda_backend.hpp"
 #include "kernels/cuda_check.hpp"
+#include "kernels/pack.cuh"
 #include "solver/initial.hpp"
 #include "solver/stencil.hpp"
 
@@ -89,18 +90,6 @@ LaunchShape launch_shape(Equation equation, Precision precision) {
       (s.prefetch != 0 && s.prefetch != 2 && s.prefetch != 4))
     throw Error(ExitCode::invalid_value, "HEATWAVE_CUDA_LAUNCH: at most 256 threads a block, chunk >= 1, prefetch 0, 2 or 4");
   return s;
-}
-
-// V consecutive x points, loaded and stored as one 16-byte access.
-template <class Real>
-struct alignas(16) Pack {
-  static constexpr int width = 16 / sizeof(Real);
-  Real v[width];
-};
-
-template <class Real>
-__device__ __forceinline__ Pack<Real> load_pack(const Real* p) {
-  return *reinterpret_cast<const Pack<Real>*>(p);
 }
 
 // One step over `box`. Each thread owns V = 16/sizeof(Real) consecutive x
@@ -191,7 +180,7 @@ __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, R
             minus[j] = rows_minus[j].v[v], plus[j] = rows_plus[j].v[v];
           }
         }
-        lap_value += lap.along(a, centre, minus, plus);
+        lap_value = lap.add_axis(a, lap_value, lap.along(a, centre, minus, plus));
       }
       if constexpr (K == StepKind::heat) result.v[v] = up.heat(centre, lap_value);
       else if constexpr (K == StepKind::wave) result.v[v] = up.wave(centre, previous[0].v[v], lap_value);

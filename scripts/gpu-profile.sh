@@ -1,28 +1,39 @@
 #!/usr/bin/env bash
-# Nsight Compute on the step kernel of a few benchmark-sized cases: what bounds
-# it (DRAM, L1/L2, occupancy, stalls). Needs build-gpu/ from gpu-check.sh.
-#   scripts/gpu-profile.sh OUT_DIR
+# Nsight Compute on the step kernels of a few benchmark-sized cases: what bounds
+# them (DRAM, shared memory, issue, stalls). Needs build-gpu/ from gpu-check.sh.
+#   scripts/gpu-profile.sh OUT_DIR [cuda|cuda-cluster]
+# cuda: the baseline step kernel, a few metrics; cuda-cluster: the cluster
+# kernel with ncu's speed-of-light, warp-state, scheduler and memory sections.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-out/gpu}")
+backend=${2:-cuda}
 mkdir -p "$out"
 metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum,l1tex__t_bytes.sum,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread
-for spec in "heat float32 [16384, 16384]" "heat float32 [512, 512, 512]" "wave float32 [16384, 16384]" "heat float64 [512, 512, 512]"; do
+if [[ $backend == cuda ]]; then
+  select=(--kernel-name regex:step_kernel --metrics "$metrics")
+  cases=("heat float32 [16384, 16384]" "heat float32 [512, 512, 512]" "wave float32 [16384, 16384]" "heat float64 [512, 512, 512]")
+else
+  select=(--kernel-name regex:cluster_kernel --section SpeedOfLight --section WarpStateStats --section SchedulerStats
+          --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis)
+  cases=(${HEATWAVE_PROFILE_CASES:-"heat float32 [16384, 16384]" "wave float32 [16384, 16384]"})
+fi
+for spec in "${cases[@]}"; do
   read -r eq prec grid <<<"$spec"
-  name="$eq-$prec-$(echo "$grid" | tr -d '[], ' )"
+  name="$backend-$eq-$prec-$(echo "$grid" | tr -d '[], ' )"
   cat >/tmp/profile.yaml <<YAML
 equation: $eq
 precision: $prec
 grid: {points: $grid}
-time: {dt: auto, steps: 8}
+time: {dt: auto, steps: 32}
 boundary: dirichlet
 initial: {type: random, seed: 9}
-backend: cuda
+backend: $backend
 diagnostics: {every: 0}
 progress: {seconds: 0}
 YAML
   echo "== $name"
-  ncu --kernel-name regex:step_kernel --launch-skip 4 --launch-count 1 --metrics "$metrics" \
-      build-gpu/heatwave run /tmp/profile.yaml --metrics /tmp/profile.json >"$out/ncu-$name.txt" 2>&1
-  grep -E "^\s+(gpu__|dram__|lts__|l1tex__|sm__|smsp__|launch__)" "$out/ncu-$name.txt"
+  ncu "${select[@]}" --launch-skip 2 --launch-count 1 build-gpu/heatwave run /tmp/profile.yaml --metrics /tmp/profile.json \
+      >"$out/ncu-$name.txt" 2>&1
+  grep -E "^\s+(gpu__|dram__|lts__|l1tex__|sm__|smsp__|launch__)|Throughput|Duration|Issue|Stall|Warp Cycles|Eligible|Active Warps|Bank|Executed Ipc|Registers|Shared Memory|Achieved|Theoretical Occ|Block Limit" "$out/ncu-$name.txt" | head -60
 done
