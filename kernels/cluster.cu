@@ -102,6 +102,15 @@ __device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\
 
 // ------------------------------------------------------------- 2D kernel ---
 
+// Whether points [x, x + count) hold a Dirichlet face point of the axis.
+__device__ __forceinline__ bool face_in_pack(const ClusterAxis& a, int x, int count) {
+  for (int side = 0; side < 2; ++side) {
+    const int f = side == 0 ? 0 : a.n - 1;
+    if (a.ghosts[side] && a.face[side].type == BoundaryType::dirichlet && f >= x && f < x + count) return true;
+  }
+  return false;
+}
+
 // A level in shared memory: `rows` rows of `width` points (a multiple of the
 // pack width V), with V spare points before and after so that the x
 // neighbours of the first and last packs stay inside the allocation.
@@ -246,18 +255,22 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
     const int cx0 = max(rx0, ax.upd_lo), cx1 = min(rx1, ax.upd_hi);
     const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
     const bool starting = Wave && start && s == 1;
-    const int per_thread = (cy1 - cy0 + by - 1) / by;
+    const int per_thread = (cy1 - cy0 + by - 1) >> geo.thread_rows_log2;
     const int ya = cy0 + ty * per_thread, yb = min(ya + per_thread, cy1);
     if (ya < yb) {
       const int keep_lo = cx0 - xbase, keep_hi = cx1 - xbase;  // shared columns stored
       for (int g = keep_lo / V + tx; g * V < keep_hi; g += bx) {
         const int lx = g * V;
-        const bool whole = lx >= keep_lo && lx + V <= keep_hi;
+        // Points of the pack outside the region are stored too (no step
+        // reads them, ghosts are refilled before use) except a Dirichlet
+        // face point, which must stay g.
+        const bool whole = !face_in_pack(ax, xbase + lx, V);
         const Real* a = A + (ya - ybase) * W + lx;
         Real* b = Bf + (ya - ybase) * W + lx;
         Vec column[2 * R + 1];  // the packs at y - R + j
 #pragma unroll
         for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
+#pragma unroll(2 * R + 1)  // the window shifts by renaming registers
         for (int y = ya; y < yb; ++y, a += W, b += W) {
           column[2 * R] = load_pack(a + R * W);
           Real left_x[R + 1], right_x[R + 1];  // x neighbours past the pack's ends
@@ -382,8 +395,12 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
   for (int a = 0; a < D; ++a) geo_.stride[a] = strides[a];
 
   const ClusterPlan& q = plan;
-  if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || q.threads_y < 1)
-    return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r", false;
+  if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R ||
+      q.threads_y < 1 || (q.threads_y & (q.threads_y - 1)) != 0)
+    return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
+           false;
+  geo_.thread_rows_log2 = 0;
+  while ((1 << geo_.thread_rows_log2) < q.threads_y) ++geo_.thread_rows_log2;
   geo_.plan = q;
   const int KR = q.k * R;
   constexpr int V = Pack<Real>::width;

@@ -54,6 +54,7 @@ struct ClusterGeometry {
   long stride[D] = {};
   ClusterPlan plan;
   int width = 0, rows = 0, planes = 0;  // shared-memory extents per level
+  int thread_rows_log2 = 0;             // log2 plan.threads_y: strips of rows per thread by shifts
 };
 
 template <int D, class Real>

@@ -3,7 +3,8 @@
 # them (DRAM, shared memory, issue, stalls). Needs build-gpu/ from gpu-check.sh.
 #   scripts/gpu-profile.sh OUT_DIR [cuda|cuda-cluster]
 # cuda: the baseline step kernel, a few metrics; cuda-cluster: the cluster
-# kernel with ncu's speed-of-light, warp-state, scheduler and memory sections.
+# kernel with ncu's speed-of-light, warp-state, scheduler and memory sections
+# (HEATWAVE_PROFILE_CASES="heat float32 [16384, 16384];..." picks the cases).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-out/gpu}")
@@ -16,7 +17,7 @@ if [[ $backend == cuda ]]; then
 else
   select=(--kernel-name regex:cluster_kernel --section SpeedOfLight --section WarpStateStats --section SchedulerStats
           --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis)
-  cases=(${HEATWAVE_PROFILE_CASES:-"heat float32 [16384, 16384]" "wave float32 [16384, 16384]"})
+  IFS=';' read -ra cases <<<"${HEATWAVE_PROFILE_CASES:-heat float32 [16384, 16384];wave float32 [16384, 16384]}"
 fi
 for spec in "${cases[@]}"; do
   read -r eq prec grid <<<"$spec"

@@ -94,7 +94,7 @@ const char* plans[] = {
     "1,2,32,8,0,3,1",     // k = 3: remainders of 1 and 2 steps below
     "1,4,64,8,0,2,2",
     "1,4,16,4,0,1,1",     // k = 1: one step a launch, no DSMEM traffic
-    "1,2,128,32,0,4,3",
+    "1,2,128,32,0,4,4",
     "1,8,32,4,0,2,1",     // clusters larger than the grid along y
     "1,16,24,4,0,5,2",    // 16 blocks: the non-portable cluster size
 };
