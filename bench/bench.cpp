@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -56,6 +58,23 @@ Config case_config(const std::string& backend, const std::string& equation, cons
                           "<bench case>");
 }
 
+// A plan "cx,cy,tile_x,tile_y,tile_z,k,threads_y" as the config's cluster overrides.
+std::array<int, 7> plan_fields(const std::string& plan) {
+  std::array<int, 7> f{};
+  char tail = 0;
+  if (std::sscanf(plan.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &tail) != 7)
+    throw Error(ExitCode::invalid_value, "plan '" + plan + "' is not \"cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y\" or auto");
+  return f;
+}
+void cuda_plan_check(const std::string& plan) { plan_fields(plan); }
+void set_plan(Config& c, const std::string& plan) {
+  const auto f = plan_fields(plan);
+  c.cluster.shape = {f[0], f[1]};
+  c.cluster.tile = {f[2], f[3], f[4]};
+  c.cluster.k = f[5];
+  c.cluster.threads_y = f[6];
+}
+
 Suite load_suite(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
@@ -75,7 +94,8 @@ Suite load_suite(const std::string& text, const std::string& source) {
   YAML::Node cases = top.raw("cases");
   if (!cases.IsSequence()) top.invalid("cases", "must be a list of case matrices");
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    yaml::Section c(cases[i], "cases[" + std::to_string(i) + "]", source, {"backend", "equation", "precision", "radius", "grid"});
+    yaml::Section c(cases[i], "cases[" + std::to_string(i) + "]", source,
+                    {"backend", "equation", "precision", "radius", "grid", "cluster"});
     const auto backends = c.list<std::string>("backend");
     const auto equations = c.list<std::string>("equation");
     const auto precisions = c.list<std::string>("precision");
@@ -91,12 +111,28 @@ Suite load_suite(const std::string& text, const std::string& source) {
       if (!integers) c.invalid("grid", "entry " + std::to_string(g) + " is not a list of integers", ExitCode::wrong_type);
       grid_list.push_back(points);
     }
+    // cuda-cluster launch plans ("cx,cy,tile_x,tile_y,tile_z,k,threads_y"; auto:
+    // tuned or cached): one case each, for ablations.
+    std::vector<std::string> plans{"auto"};
+    if (c.has("cluster")) plans = c.list<std::string>("cluster");
+    for (const auto& plan : plans)
+      if (plan != "auto") {
+        try {
+          cuda_plan_check(plan);
+        } catch (const Error& e) {
+          c.invalid("cluster", e.what());
+        }
+      }
     for (const auto& b : backends)
       for (const auto& e : equations)
         for (const auto& p : precisions)
           for (int r : radii)
-            for (const auto& points : grid_list)  // a new seed per case: fresh random data
-              s.cases.push_back(case_config(b, e, p, r, points, static_cast<int>(s.cases.size()) + 1));
+            for (const auto& points : grid_list)
+              for (const auto& plan : plans) {  // a new seed per case: fresh random data
+                Config config = case_config(b, e, p, r, points, static_cast<int>(s.cases.size()) + 1);
+                if (plan != "auto") set_plan(config, plan);
+                s.cases.push_back(config);
+              }
   }
   return s;
 }
@@ -147,6 +183,7 @@ Row time_case(const Config& c, const Suite& s) {
   Row row;
   row.config = c;
   row.backend = sim.backend().name();
+  row.reason = sim.backend_reason();
   row.seconds_per_step = median(seconds);
   std::sort(seconds.begin(), seconds.end());
   row.spread = (seconds.back() - seconds.front()) / row.seconds_per_step;
@@ -213,15 +250,19 @@ int run(const Options& o) {
     rows.push_back(row);
   }
 
-  std::printf("\n| backend | equation | dims | precision | radius | grid | Gcells/s | GB/s | %% roofline | spread |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf("\n| backend | equation | dims | precision | radius | grid | Gcells/s | GB/s | %% roofline | spread | plan |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const Row& r : rows) {
     const Config& c = r.config;
     std::string grid;
     for (int a = 0; a < c.dims; ++a) grid += (a ? "x" : "") + std::to_string(c.points[a]);
-    std::printf("| %s | %s | %dD | %s | %d | %s | %.2f | %.0f | %.1f | %.1f%% |\n", r.backend.c_str(),
+    // The cluster plan as the backend reports it ("plan (origin): cluster 1x1, tile ..., ...").
+    std::string plan;
+    if (const auto at = r.reason.find("plan ("); at != std::string::npos) plan = r.reason.substr(r.reason.find("): ", at) + 3);
+    plan = plan.substr(0, plan.find(", ", plan.find("thread rows")));
+    std::printf("| %s | %s | %dD | %s | %d | %s | %.2f | %.0f | %.1f | %.1f%% | %s |\n", r.backend.c_str(),
                 to_string(c.equation), c.dims, to_string(c.precision), c.radius, grid.c_str(), r.cells_per_second / 1e9,
-                r.bandwidth / 1e9, 100 * r.bandwidth / r.roofline, 100 * r.spread);
+                r.bandwidth / 1e9, 100 * r.bandwidth / r.roofline, 100 * r.spread, plan.c_str());
     out["cases"].push_back({{"backend", r.backend},
                             {"equation", to_string(c.equation)},
                             {"dims", c.dims},
@@ -234,7 +275,9 @@ int run(const Options& o) {
                             {"bytes_per_second", r.bandwidth},
                             {"roofline_bytes_per_second", r.roofline},
                             {"fraction_of_roofline", r.bandwidth / r.roofline},
-                            {"repeat_spread", r.spread}});
+                            {"repeat_spread", r.spread},
+                            {"backend_reason", r.reason},
+                            {"cluster_plan", plan}});
   }
   std::ofstream json(o.json);
   json << out.dump(2) << "\n";

@@ -113,7 +113,7 @@ Config parse(const YAML::Node& root, const std::string& file) {
   if (!root.IsDefined() || root.IsNull()) throw Error(ExitCode::invalid_value, file + ": the config is empty");
   Section top(root, "", file,
               {"equation", "precision", "grid", "stencil", "alpha", "c", "time", "boundary", "initial", "velocity",
-               "backend", "threads", "parallel", "diagnostics", "progress", "metrics", "checkpoint", "output"});
+               "backend", "threads", "parallel", "cluster", "diagnostics", "progress", "metrics", "checkpoint", "output"});
 
   cfg.equation = top.choice<Equation>("equation", Equation::heat, {{"heat", Equation::heat}, {"wave", Equation::wave}});
   cfg.precision = top.choice<Precision>("precision", Precision::float64,
@@ -248,6 +248,32 @@ Config parse(const YAML::Node& root, const std::string& file) {
         cfg.decomposition[a] = d[a];
       }
     }
+  }
+  if (top.has("cluster")) {
+    Section cl = top.section("cluster", {"autotune", "cache", "shape", "tile", "k", "threads_y"});
+    ClusterSettings& c = cfg.cluster;
+    c.autotune = cl.get<bool>("autotune", c.autotune);
+    c.cache = cl.get<std::string>("cache", c.cache);
+    if (cl.has("shape")) {
+      const auto v = cl.list<int>("shape");
+      if (v.size() != 2) cl.invalid("shape", "needs 2 numbers: blocks per cluster along x and y");
+      if (v[0] < 1 || v[1] < 1 || v[0] * v[1] > 16) cl.invalid("shape", "blocks per cluster must be >= 1 along each axis, at most 16 in all");
+      if (cfg.dims == 2 && v[0] != 1) cl.invalid("shape", "2D clusters stack blocks along y only: use [1, n]");
+      c.shape = {v[0], v[1]};
+    }
+    if (cl.has("tile")) {
+      const auto v = cl.list<int>("tile");
+      if (static_cast<int>(v.size()) != cfg.dims) cl.invalid("tile", "needs one size per axis (" + std::to_string(cfg.dims) + ")");
+      for (int a = 0; a < cfg.dims; ++a) {
+        if (v[a] < 2 * cfg.radius) cl.invalid("tile", "sizes must be >= 2 * stencil radius (" + std::to_string(2 * cfg.radius) + ")");
+        c.tile[a] = v[a];
+      }
+    }
+    c.k = cl.get<int>("k", c.k);
+    if (cl.has("k") && (c.k < 1 || c.k > 64)) cl.invalid("k", "steps per launch must be in 1..64");
+    c.threads_y = cl.get<int>("threads_y", c.threads_y);
+    if (cl.has("threads_y") && (c.threads_y < 1 || c.threads_y > 32 || (c.threads_y & (c.threads_y - 1)) != 0))
+      cl.invalid("threads_y", "must be a power of 2 in 1..32");
   }
   if (top.has("diagnostics")) {
     Section d = top.section("diagnostics", {"every"});
@@ -407,6 +433,15 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "overlap" << YAML::Value << c.overlap;
   e << YAML::Key << "halo_transport" << YAML::Value << c.halo_transport;
   e << YAML::Key << "decomposition" << YAML::Value << YAML::Flow << axes(c.decomposition) << YAML::EndMap;
+  e << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "autotune" << YAML::Value << c.cluster.autotune;
+  e << YAML::Key << "cache" << YAML::Value << c.cluster.cache;
+  // Plan overrides only where given (0 means tuned, which is no valid value to read back).
+  if (c.cluster.shape[0]) e << YAML::Key << "shape" << YAML::Value << YAML::Flow << std::vector<int>(c.cluster.shape.begin(), c.cluster.shape.end());
+  if (c.cluster.tile[0]) e << YAML::Key << "tile" << YAML::Value << YAML::Flow << std::vector<int>(c.cluster.tile.begin(), c.cluster.tile.begin() + c.dims);
+  if (c.cluster.k) e << YAML::Key << "k" << YAML::Value << c.cluster.k;
+  if (c.cluster.threads_y) e << YAML::Key << "threads_y" << YAML::Value << c.cluster.threads_y;
+  e << YAML::EndMap;
   e << YAML::Key << "diagnostics" << YAML::Value << YAML::BeginMap << YAML::Key << "every" << YAML::Value
     << c.diagnostics_every << YAML::EndMap;
   e << YAML::Key << "progress" << YAML::Value << YAML::BeginMap << YAML::Key << "seconds" << YAML::Value
@@ -434,7 +469,7 @@ std::string config_hash(const Config& c) {
   const Config defaults;
   k.backend = defaults.backend, k.threads = defaults.threads, k.exchange_every = defaults.exchange_every;
   k.decomposition = defaults.decomposition, k.overlap = defaults.overlap, k.diagnostics_every = defaults.diagnostics_every;
-  k.halo_transport = defaults.halo_transport;
+  k.halo_transport = defaults.halo_transport, k.cluster = defaults.cluster;
   k.progress_seconds = defaults.progress_seconds, k.metrics_file = defaults.metrics_file;
   k.checkpoint = defaults.checkpoint, k.output = defaults.output;
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64: stable across platforms and runs

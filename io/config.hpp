@@ -57,6 +57,22 @@ struct OutputSettings {
   std::string dir = "output";
 };
 
+// backend: cuda-cluster's launch plan (kernels/cluster_plan.hpp). By default it
+// is tuned once per GPU model and case and cached; any field given here fixes
+// that part of the plan (and turns the tuning off).
+struct ClusterSettings {
+  bool autotune = true;             // time candidate plans on first use, cache the fastest
+  std::string cache = "";           // plan cache file ("": $HEATWAVE_CACHE_DIR, else ~/.cache/heatwave, /cluster-plans.json)
+  std::array<int, 2> shape{0, 0};   // blocks per cluster along x and y (0: tuned)
+  std::array<int, 3> tile{0, 0, 0}; // points per block along x, y (and z: 3D) (0: tuned)
+  int k = 0;                        // time steps per launch (0: tuned)
+  int threads_y = 0;                // thread rows per block, a power of 2 (0: tuned)
+
+  bool overridden() const {
+    return shape[0] || shape[1] || tile[0] || tile[1] || tile[2] || k || threads_y;
+  }
+};
+
 struct Config {
   std::string source;  // file the config came from, for messages
 
@@ -85,6 +101,7 @@ struct Config {
   std::array<int, max_dims> decomposition{0, 0, 0};  // ranks per axis, 0: MPI_Dims_create chooses
   bool overlap = true;            // halo exchange in flight while the interior computes (false: exchange, then compute)
   std::string halo_transport = "auto";  // auto | nccl | mpi-cuda-aware | mpi-host (how halos move between ranks)
+  ClusterSettings cluster;        // cuda-cluster launch plan
 
   long diagnostics_every = 100;   // steps; 0 disables (a final check always runs)
   double progress_seconds = 2.0;  // wall seconds between progress lines

@@ -40,36 +40,6 @@ namespace heatwave::cuda {
 
 namespace cg = cooperative_groups;
 
-// ------------------------------------------------------------------ plan ---
-
-std::string ClusterPlan::text() const {
-  char buffer[160];
-  std::snprintf(buffer, sizeof buffer, "cluster %dx%d, tile %dx%d%s, k %d, %d thread rows", cluster_x, cluster_y, tile_x,
-                tile_y, tile_z > 0 ? ("x" + std::to_string(tile_z)).c_str() : "", k, threads_y);
-  return buffer;
-}
-
-ClusterPlan ClusterPlan::parse(const std::string& s) {
-  ClusterPlan p;
-  if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z, &p.k,
-                  &p.threads_y) != 7)
-    throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y\"");
-  return p;
-}
-
-ClusterPlan default_cluster_plan(const Problem& problem) {
-  if (const char* env = std::getenv("HEATWAVE_CLUSTER_PLAN")) return ClusterPlan::parse(env);
-  const int R = problem.config.radius;
-  const bool f64 = problem.config.precision == Precision::float64;
-  ClusterPlan p;
-  p.cluster_y = 2;
-  p.k = R == 1 ? 8 : 4;
-  p.tile_x = 128 - 2 * p.k * R;  // the shared rows are 128 points wide
-  p.tile_y = f64 ? 16 : 64;
-  p.threads_y = 2;
-  return p;
-}
-
 namespace {
 
 constexpr int unbounded = INT_MAX / 4;  // the core of a periodic axis: every index

@@ -7,32 +7,12 @@
 
 #include <string>
 
+#include "kernels/cluster_plan.hpp"
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatwave::cuda {
-
-// How a launch tiles the grid. 2D: a cluster is `cluster_y` blocks stacked
-// along y; a block owns tile_x x tile_y points. 3D: a cluster is cluster_x x
-// cluster_y blocks over x-y, each owning a tile_x x tile_y column that it
-// streams along z in slabs of tile_z planes. Every launch advances k steps
-// (fewer for the remainder of a chunk).
-struct ClusterPlan {
-  int cluster_x = 1, cluster_y = 1;
-  int tile_x = 0, tile_y = 0, tile_z = 0;
-  int k = 1;
-  int threads_y = 1;  // thread rows; threads along x: the widest step region, rounded up to warps
-
-  int blocks() const { return cluster_x * cluster_y; }
-  std::string text() const;                        // "cluster 1x4, tile 112x64, k 8, 128x2 threads"
-  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y"; throws invalid_value
-  bool operator==(const ClusterPlan&) const = default;
-};
-
-// The built-in plan for a case (HEATWAVE_CLUSTER_PLAN="cx,cy,tx,ty,tz,k,threads_y"
-// overrides it, for experiments and the ablation).
-ClusterPlan default_cluster_plan(const Problem& problem);
 
 // One axis of the rank's box as the kernels see it (local coordinates).
 struct ClusterAxis {

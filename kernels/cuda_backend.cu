@@ -10,6 +10,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -457,23 +459,40 @@ class CudaBackend final : public Backend<D, Real> {
   void synchronize() override { HW_CUDA(cudaStreamSynchronize(stream_)); }
 
   // Switches advance() to the cluster kernels where they can run; otherwise
-  // says why in `reason` and stays the baseline backend.
-  bool enable_cluster(const ClusterPlan& plan, std::string& reason) {
+  // says why in `reason` and stays the baseline backend. The plan comes from
+  // HEATWAVE_CLUSTER_PLAN, the config's `cluster:` overrides, the plan cache,
+  // or a short autotune (then cached), in that order.
+  bool enable_cluster(const std::string& device_name, std::string& reason) {
     if constexpr (D != 2) {
       reason = "cuda-cluster has no 3D kernel yet";
       return false;
     } else {
+      const ClusterSettings& settings = problem_.config.cluster;
+      std::string origin = "built-in";
+      ClusterPlan plan = default_cluster_plan(problem_);
+      if (cluster_plan_from_environment()) {
+        origin = "HEATWAVE_CLUSTER_PLAN";
+      } else if (settings.overridden()) {
+        plan = with_overrides(plan, settings), origin = "config";
+      } else if (settings.autotune) {
+        const ClusterPlanCache cache(settings.cache);
+        std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end());
+        bool exchanged = false;
+        for (int a = 0; a < D; ++a) exchanged = exchanged || domain_.exchanged[a][0] || domain_.exchanged[a][1];
+        const std::string key = ClusterPlanCache::key(device_name, problem_, owned, exchanged);
+        if (auto cached = cache.find(key)) {
+          plan = *cached, origin = "cached in " + cache.path();
+        } else if (auto tuned = autotune_cluster(origin)) {
+          plan = tuned->first;
+          cache.store(key, plan, tuned->second);
+          origin += ", cached in " + cache.path();
+        }
+      }
       auto kernel = std::make_unique<ClusterKernel<D, Real>>();
       if (!kernel->configure(problem_, domain_, plan, reason)) return false;
-      if (wave()) {  // the wave's outputs: both input levels stay intact for other clusters' halos
-        const std::size_t n = domain_.layout.storage_size();
-        third_.allocate(n);
-        fourth_.allocate(n);
-        HW_CUDA(cudaMemset(third_.get(), 0xff, n * sizeof(Real)));
-        HW_CUDA(cudaMemset(fourth_.get(), 0xff, n * sizeof(Real)));
-      }
-      reason = "plan: " + kernel->plan().text() + ", " + std::to_string(kernel->shared_bytes() / 1024) + " KiB shared a block, " +
-               std::to_string(kernel->active_clusters()) + " clusters active at once";
+      allocate_wave_outputs();
+      reason = "plan (" + origin + "): " + kernel->plan().text() + ", " + std::to_string(kernel->shared_bytes() / 1024) +
+               " KiB shared a block, " + std::to_string(kernel->active_clusters()) + " clusters active at once";
       cluster_ = std::move(kernel);
       return true;
     }
@@ -490,6 +509,58 @@ class CudaBackend final : public Backend<D, Real> {
  private:
   bool wave() const { return problem_.config.equation == Equation::wave; }
   bool device_halo_buffers() const { return transport_ != HaloTransportKind::mpi_host; }
+
+  // The wave's outputs: both input levels stay intact for other clusters' halos.
+  void allocate_wave_outputs() {
+    if (!wave() || third_.get()) return;
+    const std::size_t n = domain_.layout.storage_size();
+    third_.allocate(n);
+    fourth_.allocate(n);
+    HW_CUDA(cudaMemset(third_.get(), 0xff, n * sizeof(Real)));
+    HW_CUDA(cudaMemset(fourth_.get(), 0xff, n * sizeof(Real)));
+  }
+
+  // Times each candidate plan on fresh random fields (a warm-up launch, then
+  // the median of three, CUDA events) and returns the fastest with its
+  // seconds per step; `origin` says what was done. The fields are
+  // initialised afterwards, so nothing of this stays.
+  std::optional<std::pair<ClusterPlan, double>> autotune_cluster(std::string& origin) {
+    allocate_wave_outputs();
+    InitialCondition noise{InitialType::random};
+    noise.seed = 20261123;
+    set_initial(current_.get(), InitialSpec::make(noise, problem_.dims, problem_.points, problem_.config.length, problem_.spacing));
+    noise.seed += 1;
+    set_initial(second_.get(), InitialSpec::make(noise, problem_.dims, problem_.points, problem_.config.length, problem_.spacing));
+    fill_ghosts(current_.get());
+    fill_ghosts(second_.get());
+    const auto t0 = std::chrono::steady_clock::now();
+    std::optional<std::pair<ClusterPlan, double>> best;
+    int tried = 0;
+    for (const ClusterPlan& plan : cluster_plan_candidates(problem_)) {
+      ClusterKernel<D, Real> kernel;
+      std::string why;
+      if (!kernel.configure(problem_, domain_, plan, why)) continue;
+      ++tried;
+      std::vector<double> seconds;
+      for (int r = 0; r < 4; ++r) {
+        start_timer();
+        if (wave()) kernel.launch(current_.get(), second_.get(), third_.get(), fourth_.get(), plan.k, 0, false, stream_);
+        else kernel.launch(current_.get(), nullptr, second_.get(), nullptr, plan.k, 0, false, stream_);
+        const double t = stop_timer() / plan.k;
+        if (r > 0) seconds.push_back(t);
+      }
+      std::sort(seconds.begin(), seconds.end());
+      if (!best || seconds[1] < best->second) best = std::make_pair(plan, seconds[1]);
+    }
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (best) {
+      char text[128];
+      std::snprintf(text, sizeof text, "autotuned: fastest of %d plans, %.3g ms a step, tuning took %.2f s", tried,
+                    best->second * 1e3, spent);
+      origin = text;
+    }
+    return best;
+  }
 
   // `steps` steps in one launch, out of place: the inputs stay intact for
   // the halos other clusters load. Heat writes u^{n+steps} into second_; the
@@ -650,7 +721,11 @@ std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, c
                                                        HaloTransportKind transport, std::string& reason) {
   auto backend = std::make_unique<CudaBackend<D, Real>>(problem, domain, transport);
   std::string why;
-  if (backend->enable_cluster(default_cluster_plan(problem), why)) reason = why;
+  int device = 0;
+  HW_CUDA(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  HW_CUDA(cudaGetDeviceProperties(&prop, device));
+  if (backend->enable_cluster(prop.name, why)) reason = why;
   else reason = "falling back to the cuda backend: " + why;
   return backend;
 }

@@ -45,14 +45,17 @@ log "compute-sanitizer on small cases of each kernel"
 for tool in memcheck racecheck synccheck; do
   for case in bench/sanitize/*.yaml; do
     name=$(basename "$case" .yaml)
-    if compute-sanitizer --tool "$tool" --error-exitcode 99 build-gpu/heatwave run "$case" --backend cuda \
-         --metrics /tmp/sanitize.json >"$out/sanitize-$tool-$name.log" 2>&1; then
-      echo "$tool $name: clean" | tee -a "$out/summary.txt"
-    else
-      echo "$tool $name: FAILED (see sanitize-$tool-$name.log)" | tee -a "$out/summary.txt"
-      tail -20 "$out/sanitize-$tool-$name.log"
-      status=1
-    fi
+    for backend in cuda cuda-cluster; do
+      log_file="$out/sanitize-$tool-$name-$backend.log"
+      if compute-sanitizer --tool "$tool" --error-exitcode 99 build-gpu/heatwave run "$case" --backend $backend \
+           --metrics /tmp/sanitize.json >"$log_file" 2>&1; then
+        echo "$tool $name $backend: clean ($(grep -o 'backend [a-z-]*' "$log_file" | head -1))" | tee -a "$out/summary.txt"
+      else
+        echo "$tool $name $backend: FAILED (see $(basename "$log_file"))" | tee -a "$out/summary.txt"
+        tail -20 "$log_file"
+        status=1
+      fi
+    done
   done
 done
 mkdir -p "$out/logs" && mv "$out"/sanitize-*.log "$out/logs/" 2>/dev/null

@@ -91,7 +91,6 @@ std::unique_ptr<Backend<D, Real>> make_backend(const Problem& p, const LocalDoma
     auto backend = cuda::make_cluster_backend<D, Real>(p, domain, transport, why);
     reason += "; " + why;
     if (backend->name() != "cuda-cluster") spdlog::warn("backend cuda-cluster: {}", why);
-    else spdlog::warn("backend cuda-cluster is experimental: not yet verified on a GPU (issue 7)");
     return backend;
   }
   if (name == "auto") {

@@ -49,6 +49,8 @@ class Simulation {
   std::vector<Real> gather(Level level);
 
   Backend<D, Real>& backend() { return *backend_; }
+  // Why this backend runs, and how (device, fallback reason, cluster plan).
+  const std::string& backend_reason() const { return backend_reason_; }
   const Problem& problem() const { return problem_; }
   const Decomposition& decomposition() const { return decomposition_; }
   long step() const { return backend_->step(); }

@@ -124,6 +124,33 @@ TEST(GpuCluster, OddGridsAndSingleSteps) {
     }
 }
 
+// The plan's origin, in the reason the run log prints: tuned once and
+// cached, then found in the cache; fixed by the config.
+TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
+  const PlanOverride no_override(nullptr);
+  const std::string cache = std::string(std::getenv("HEATWAVE_CACHE_DIR")) + "/plans-test.json";
+  const std::string extra = "cluster: {cache: " + cache + "}\n";
+  auto make = [&](const std::string& more) {
+    const Problem p = Problem::from(load_config_text(
+        "equation: heat\nprecision: float32\ngrid: {points: [300, 257]}\ntime: {dt: auto, steps: 1}\n"
+        "boundary: dirichlet\ninitial: {type: random}\n" + more, "<gpu test>"));
+    Decomposition decomposition(p, 1, MPI_COMM_SELF);
+    std::string why;
+    auto gpu = cuda::make_cluster_backend<2, float>(p, decomposition.local_domain<2>(), HaloTransportKind::mpi_host, why);
+    EXPECT_EQ(gpu->name(), "cuda-cluster") << why;
+    return why;
+  };
+  const std::string first = make(extra), second = make(extra);
+  EXPECT_NE(first.find("autotuned: fastest of"), std::string::npos) << first;
+  EXPECT_NE(second.find("cached in " + cache), std::string::npos) << second;
+  // The same plan both times.
+  EXPECT_EQ(first.substr(first.find("): ")), second.substr(second.find("): "))) << first << "\n" << second;
+  const std::string fixed = make("cluster: {shape: [1, 2], tile: [40, 24], k: 3, threads_y: 2}\n");
+  EXPECT_NE(fixed.find("plan (config): cluster 1x2, tile 40x24, k 3, 2 thread rows"), std::string::npos) << fixed;
+  const std::string builtin = make("cluster: {autotune: false}\n");
+  EXPECT_NE(builtin.find("plan (built-in)"), std::string::npos) << builtin;
+}
+
 TEST(GpuCluster, FallsBackWithAReason) {
   {  // 3D: no cluster kernel yet
     const Problem p = test::gpu_case("heat", 3, "float32", 1, "dirichlet", "[19, 13, 11]");

@@ -3,6 +3,9 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 
 #include "kernels/cuda_backend.hpp"
 
@@ -15,8 +18,13 @@ int main(int argc, char** argv) {
     return 77;
   }
   std::printf("running on %s (sm_%d%d)\n", devices[0].name.c_str(), devices[0].compute_major, devices[0].compute_minor);
+  // Autotuned cluster plans go to a cache of this run's own, not the user's.
+  char dir[] = "/tmp/heatwave-gpu-tests-XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  setenv("HEATWAVE_CACHE_DIR", dir, 1);
   ::testing::InitGoogleTest(&argc, argv);
   const int result = RUN_ALL_TESTS();
+  std::filesystem::remove_all(dir);
   MPI_Finalize();
   return result;
 }

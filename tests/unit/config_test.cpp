@@ -178,6 +178,34 @@ TEST(UnitConfig, ParallelSettings) {
   expect_error(good + "parallel: {halo_transport: [nccl]}\n", ExitCode::wrong_type, {"'parallel.halo_transport'"});
 }
 
+TEST(UnitConfig, ClusterPlanSettings) {
+  const Config c = load_config_text(good + "cluster: {shape: [1, 4], tile: [112, 88], k: 8, threads_y: 8, cache: plans.json}\n", "case.yaml");
+  EXPECT_EQ(c.cluster.shape[1], 4);
+  EXPECT_EQ(c.cluster.tile[0], 112);
+  EXPECT_EQ(c.cluster.tile[1], 88);
+  EXPECT_EQ(c.cluster.k, 8);
+  EXPECT_EQ(c.cluster.threads_y, 8);
+  EXPECT_EQ(c.cluster.cache, "plans.json");
+  EXPECT_TRUE(c.cluster.overridden());
+  const Config d = load_config_text(good, "case.yaml");
+  EXPECT_TRUE(d.cluster.autotune);
+  EXPECT_FALSE(d.cluster.overridden());
+  EXPECT_FALSE(load_config_text(good + "cluster: {autotune: false}\n", "case.yaml").cluster.autotune);
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(d), "resolved.yaml")), to_yaml(d));
+  // A launch plan is how the case runs, not what it is.
+  EXPECT_EQ(config_hash(c), config_hash(d));
+
+  expect_error(good + "cluster: {shape: [2, 4]}\n", ExitCode::invalid_value, {"'cluster.shape'", "[1, n]"});
+  expect_error(good + "cluster: {shape: [1, 32]}\n", ExitCode::invalid_value, {"'cluster.shape'", "at most 16"});
+  expect_error(good + "cluster: {tile: [112]}\n", ExitCode::invalid_value, {"'cluster.tile'", "one size per axis (2)"});
+  expect_error(good + "cluster: {tile: [1, 64]}\n", ExitCode::invalid_value, {"'cluster.tile'", ">= 2 * stencil radius"});
+  expect_error(good + "cluster: {k: 0}\n", ExitCode::invalid_value, {"'cluster.k'", "1..64"});
+  expect_error(good + "cluster: {threads_y: 6}\n", ExitCode::invalid_value, {"'cluster.threads_y'", "power of 2"});
+  expect_error(good + "cluster: {autotune: maybe}\n", ExitCode::wrong_type, {"'cluster.autotune'"});
+  expect_error(good + "cluster: {tiles: [64, 64]}\n", ExitCode::unknown_key, {"'cluster.tiles'", "did you mean 'tile'"});
+}
+
 // Whether a transport can run is known when the run starts: device-memory
 // transports on the host backend are a clear error (as are nccl in a build
 // without it and mpi-cuda-aware on an MPI without CUDA support: same path).

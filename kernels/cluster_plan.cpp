@@ -1,0 +1,162 @@
+#include "kernels/cluster_plan.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <system_error>
+#include <unistd.h>
+
+#include "io/errors.hpp"
+
+namespace heatwave::cuda {
+
+std::string ClusterPlan::text() const {
+  std::string tile = std::to_string(tile_x) + "x" + std::to_string(tile_y) + (tile_z > 0 ? "x" + std::to_string(tile_z) : "");
+  return "cluster " + std::to_string(cluster_x) + "x" + std::to_string(cluster_y) + ", tile " + tile + ", k " + std::to_string(k) +
+         ", " + std::to_string(threads_y) + " thread rows";
+}
+
+std::string ClusterPlan::fields() const {
+  char buffer[96];
+  std::snprintf(buffer, sizeof buffer, "%d,%d,%d,%d,%d,%d,%d", cluster_x, cluster_y, tile_x, tile_y, tile_z, k, threads_y);
+  return buffer;
+}
+
+ClusterPlan ClusterPlan::parse(const std::string& s) {
+  ClusterPlan p;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z, &p.k,
+                  &p.threads_y, &tail) != 7)
+    throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y\"");
+  return p;
+}
+
+bool cluster_plan_from_environment() { return std::getenv("HEATWAVE_CLUSTER_PLAN") != nullptr; }
+
+namespace {
+
+// Shared rows are `width` points wide: the tile and k*r on each side.
+ClusterPlan plan_2d(int cluster_y, int width, int tile_y, int k, int radius, int threads_y) {
+  ClusterPlan p;
+  p.cluster_y = cluster_y, p.tile_x = width - 2 * k * radius, p.tile_y = tile_y, p.k = k, p.threads_y = threads_y;
+  return p;
+}
+
+}  // namespace
+
+ClusterPlan default_cluster_plan(const Problem& problem) {
+  if (const char* env = std::getenv("HEATWAVE_CLUSTER_PLAN")) return ClusterPlan::parse(env);
+  const int R = problem.config.radius;
+  const bool f64 = problem.config.precision == Precision::float64;
+  const int k = R == 1 ? 8 : 4;
+  // H100, 16384^2 (docs/performance.md): two or three blocks an SM, eight or
+  // four warps each, no DSMEM (cluster size 1 was the fastest).
+  return f64 ? plan_2d(1, 128, 32, k, R, 4) : plan_2d(1, 128, 88, k, R, 8);
+}
+
+ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
+  if (s.shape[0]) p.cluster_x = s.shape[0], p.cluster_y = s.shape[1];
+  if (s.tile[0]) p.tile_x = s.tile[0], p.tile_y = s.tile[1], p.tile_z = s.tile[2];
+  if (s.k) p.k = s.k;
+  if (s.threads_y) p.threads_y = s.threads_y;
+  return p;
+}
+
+std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
+  const int R = problem.config.radius;
+  const bool f64 = problem.config.precision == Precision::float64;
+  const int k = R == 1 ? 8 : 4;
+  std::vector<ClusterPlan> out{default_cluster_plan(problem)};
+  auto add = [&](const ClusterPlan& p) {
+    for (const auto& q : out)
+      if (q == p) return;
+    out.push_back(p);
+  };
+  if (f64) {
+    for (int tile_y : {16, 32, 48}) add(plan_2d(1, 128, tile_y, k, R, 4)), add(plan_2d(1, 128, tile_y, k, R, 8));
+    add(plan_2d(1, 64, 64, k, R, 8));
+    add(plan_2d(2, 128, 32, k, R, 4));
+    add(plan_2d(1, 128, 32, k / 2, R, 4));
+  } else {
+    for (int tile_y : {64, 88}) add(plan_2d(1, 128, tile_y, k, R, 8)), add(plan_2d(2, 128, tile_y, k, R, 8));
+    add(plan_2d(1, 256, 40, k, R, 4));
+    add(plan_2d(1, 128, 88, k / 2, R, 8));
+    add(plan_2d(1, 128, 32, k, R, 4));
+    add(plan_2d(4, 128, 64, k, R, 8));
+  }
+  return out;
+}
+
+ClusterPlanCache::ClusterPlanCache(std::string path) : path_(std::move(path)) {
+  if (!path_.empty()) return;
+  std::string dir;
+  if (const char* d = std::getenv("HEATWAVE_CACHE_DIR")) dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME")) dir = std::string(x) + "/heatwave";
+  else if (const char* h = std::getenv("HOME")) dir = std::string(h) + "/.cache/heatwave";
+  else dir = ".heatwave-cache";
+  path_ = dir + "/cluster-plans.json";
+}
+
+std::string ClusterPlanCache::key(const std::string& device, const Problem& problem, const std::vector<long>& owned, bool exchanged) {
+  std::string size;
+  for (long n : owned) size += (size.empty() ? "" : "x") + std::to_string(n);
+  return device + "|" + to_string(problem.config.equation) + "|" + std::to_string(problem.dims) + "D|" +
+         to_string(problem.config.precision) + "|r" + std::to_string(problem.config.radius) + "|" + size +
+         (exchanged ? "|mpi" : "");
+}
+
+namespace {
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nlohmann::json::object();
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    return j.is_object() ? j : nlohmann::json::object();
+  } catch (const nlohmann::json::exception& e) {
+    spdlog::warn("cluster plan cache {}: unreadable ({}); it will be rewritten", path, e.what());
+    return nlohmann::json::object();
+  }
+}
+}  // namespace
+
+std::optional<ClusterPlan> ClusterPlanCache::find(const std::string& key) const {
+  const nlohmann::json j = read_json(path_);
+  if (!j.contains("plans") || !j["plans"].contains(key)) return std::nullopt;
+  try {
+    return ClusterPlan::parse(j["plans"][key].at("plan").get<std::string>());
+  } catch (const std::exception& e) {
+    spdlog::warn("cluster plan cache {}: entry '{}' is not a plan ({}); tuning again", path_, key, e.what());
+    return std::nullopt;
+  }
+}
+
+void ClusterPlanCache::store(const std::string& key, const ClusterPlan& plan, double seconds_per_step) const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path file(path_);
+  if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);
+  nlohmann::json j = read_json(path_);
+  j["format"] = "heatwave cluster plans 1";
+  j["plans"][key] = {{"plan", plan.fields()}, {"text", plan.text()}, {"seconds_per_step", seconds_per_step}};
+  const std::string temporary = path_ + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      spdlog::warn("cluster plan cache {}: cannot write ({}); the plan is not kept", path_, temporary);
+      fs::remove(temporary, ec);
+      return;
+    }
+  }
+  fs::rename(temporary, file, ec);
+  if (ec) {
+    spdlog::warn("cluster plan cache {}: cannot rename into place ({}); the plan is not kept", path_, ec.message());
+    fs::remove(temporary, ec);
+  }
+}
+
+}  // namespace heatwave::cuda

@@ -1,0 +1,57 @@
+#pragma once
+// The cuda-cluster launch plan: how a launch tiles the grid, which plans are
+// worth timing for a case, and the on-disk cache of the fastest one per GPU
+// model and case. Plain C++ (no CUDA types): the kernels are in cluster.cu.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/config.hpp"
+#include "solver/problem.hpp"
+
+namespace heatwave::cuda {
+
+// 2D: a cluster is `cluster_y` blocks stacked along y; a block owns tile_x x
+// tile_y points. 3D: a cluster is cluster_x x cluster_y blocks over x-y, each
+// owning a tile_x x tile_y column that it streams along z in slabs of tile_z
+// planes. Every launch advances k steps (fewer for the remainder of a chunk).
+struct ClusterPlan {
+  int cluster_x = 1, cluster_y = 1;
+  int tile_x = 0, tile_y = 0, tile_z = 0;
+  int k = 1;
+  int threads_y = 1;  // thread rows (a power of 2); threads along x: a 16-byte pack each across the tile and its halo
+
+  int blocks() const { return cluster_x * cluster_y; }
+  std::string text() const;                        // "cluster 1x2, tile 112x88, k 8, 8 thread rows"
+  std::string fields() const;                      // "1,2,112,88,0,8,8" (what parse reads)
+  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y"; throws invalid_value
+  bool operator==(const ClusterPlan&) const = default;
+};
+
+// The built-in plan for a case (the fastest of the H100 sweeps in
+// docs/performance.md); HEATWAVE_CLUSTER_PLAN overrides it, for experiments.
+ClusterPlan default_cluster_plan(const Problem& problem);
+bool cluster_plan_from_environment();
+
+// The built-in plan with the fields the config's `cluster:` section fixes.
+ClusterPlan with_overrides(ClusterPlan plan, const ClusterSettings& settings);
+
+// Plans the autotune times for a case: a short list around the built-in one.
+std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
+
+// The fastest plan per GPU model and case, kept in a JSON file (written to a
+// temporary name and renamed: concurrent ranks never see half a file).
+class ClusterPlanCache {
+ public:
+  explicit ClusterPlanCache(std::string path);  // "": the default location
+  static std::string key(const std::string& device, const Problem& problem, const std::vector<long>& owned, bool exchanged);
+  std::optional<ClusterPlan> find(const std::string& key) const;
+  // Records a plan; a cache that cannot be written only costs a warning.
+  void store(const std::string& key, const ClusterPlan& plan, double seconds_per_step) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace heatwave::cuda
