@@ -308,11 +308,205 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
 }
 
 // ------------------------------------------------------------- 3D kernel ---
+//
+// A block owns a tile_x x tile_y column of the grid and streams it along z
+// through a slab of tile_z planes, advancing `steps` levels in a pipeline:
+// level t (t = 1..steps) computes plane z = zs + i - t(r+1) in iteration i,
+// from planes z-r..z+r of level t-1, all of which an earlier iteration made.
+// So every level works in every iteration with one barrier between
+// iterations, and each level keeps only a ring of the last P planes (P =
+// 2r+2, the wave 2r+3: it also reads level t-2 at plane z) in shared memory.
+// Level 0 is loaded from global memory (the wave's u^{n-1} has a ring of its
+// own), level `steps` goes straight to global memory. As in 2D, the x-y
+// region of level t is the tile plus (steps-t)r, and so is the z range of the
+// slab: only that outer halo is computed twice. Ghosts of physical faces:
+// x and y ghosts of each new plane, and z ghost planes, from FaceRule after
+// the barrier; Dirichlet face points are written as g by the stencil pass.
 
 template <int R, class Real, bool Wave>
-__global__ void cluster_kernel_3d(const Real* __restrict__, const Real* __restrict__, Real* __restrict__, Real* __restrict__,
-                                  const ClusterGeometry<3>, const LaplacianWeights<3, R, Real>, const TimeUpdate<Real>, const int,
-                                  const bool) {}
+__global__ void __launch_bounds__(512) cluster_kernel_3d(const Real* __restrict__ cur, const Real* __restrict__ prev,
+                                                         Real* __restrict__ out_cur, Real* __restrict__ out_prev,
+                                                         const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
+                                                         const TimeUpdate<Real> up, const int steps, const bool start) {
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width;
+  constexpr int L = R + 1;  // planes a level lags the one before it
+  extern __shared__ __align__(16) unsigned char cluster_shared[];
+  const int W = geo.width, H = geo.rows, P = geo.planes, K = geo.plan.k;
+  const int plane_stride = level_stride<Real>(W, H);
+  Real* const rings = reinterpret_cast<Real*>(cluster_shared) + V;  // level l, slot q at (l*P + q)*plane_stride
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const ClusterAxis& az = geo.axis[2];
+  const int TX = geo.plan.tile_x, TY = geo.plan.tile_y, TZ = geo.plan.tile_z, KR = K * R;
+  const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
+  const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
+  const int z0 = az.out_lo + static_cast<int>(blockIdx.z) * TZ, z1 = min(z0 + TZ, az.out_hi);
+  const int xbase = x0 - KR, ybase = y0 - KR, zs = z0 - steps * R;
+  auto plane = [&](int level, int z) { return rings + (level * P + (z - zs) % P) * plane_stride; };  // z >= zs
+  auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
+  // Threads: a fixed pack column each, rows strided (PW packs a row).
+  const int PW = W / V;
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x;
+  const int pc = tid % PW, tr = tid / PW, row_stride = (blockDim.x * blockDim.y) / PW;
+  const bool active = tr < row_stride;
+  const bool aligned = (geo.lead + xbase) % V == 0;
+  const int prev_level = K;  // the wave's u^{n-1} ring
+  const int iterations = z1 - zs + steps * L;
+
+  for (int i = 0; i < iterations; ++i) {
+    // Level 0 (and the wave's u^{n-1}): plane zs + i, over the tile and steps*r.
+    const int zl = zs + i;
+    if (zl < z1 + steps * R && active) {
+      int gz;
+      if (source_coordinate(az, zl, gz)) {
+        const int reach = steps * R;
+        for (int y = y0 - reach + tr; y < y0 + TY + reach; y += row_stride) {
+          int gy;
+          if (!source_coordinate(ay, y, gy)) continue;
+          const long row = geo.lead + (gy + geo.halo) * geo.stride[1] + (gz + geo.halo) * geo.stride[2];
+          load_row(plane(0, zl) + at(xbase, y), cur + row, ax, xbase, x0 - reach, x0 + TX + reach, aligned, pc, PW);
+          if constexpr (Wave) load_row(plane(prev_level, zl) + at(xbase, y), prev + row, ax, xbase, x0 - reach, x0 + TX + reach, aligned, pc, PW);
+        }
+      }
+    }
+    // Levels 1..steps: one plane each.
+    for (int t = 1; t <= steps && active; ++t) {
+      const int z = zl - t * L, left = (steps - t) * R;
+      if (z < z0 - left || z >= z1 + left || z < az.core_lo || z >= az.core_hi) continue;  // ghost planes: the ghost pass
+      const bool z_face = (az.ghosts[0] && az.face[0].type == BoundaryType::dirichlet && z == 0) ||
+                          (az.ghosts[1] && az.face[1].type == BoundaryType::dirichlet && z == az.n - 1);
+      const Real z_value = static_cast<Real>(az.face[z == 0 ? 0 : 1].value);
+      const int cx0 = max(x0 - left, ax.core_lo), cx1 = min(x0 + TX + left, ax.core_hi);
+      const int cy0 = max(y0 - left, ay.core_lo), cy1 = min(y0 + TY + left, ay.core_hi);
+      const int g = (cx0 - xbase) / V + pc;
+      if (g * V >= cx1 - xbase) continue;
+      const int lx = g * V, x = xbase + lx;
+      const Real* src[2 * R + 1];
+#pragma unroll
+      for (int j = 0; j <= 2 * R; ++j) src[j] = plane(t - 1, z - R + j);
+      const Real* older = t == 1 ? plane(prev_level, z) : plane(t - 2, z);  // the wave's u^{m-1}
+      const bool last = t == steps;
+      Real* dst = last ? nullptr : plane(t, z);
+      // Points of the pack on a Dirichlet x face (g whatever the stencil says).
+      bool x_face[V];
+#pragma unroll
+      for (int v = 0; v < V; ++v) x_face[v] = face_in_pack(ax, x + v, 1);
+      // The launch's output: the tile, where it is written back.
+      const bool out_z = last && z >= max(z0, az.upd_lo) && z < min(z1, az.upd_hi);
+      const int wx0 = max(max(x0, ax.out_lo), ax.upd_lo), wx1 = min(min(x0 + TX, ax.out_hi), ax.upd_hi);
+      const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
+      for (int y = cy0 + tr; y < cy1; y += row_stride) {
+        const int p = at(x, y);
+        const bool y_face = (ay.ghosts[0] && ay.face[0].type == BoundaryType::dirichlet && y == 0) ||
+                            (ay.ghosts[1] && ay.face[1].type == BoundaryType::dirichlet && y == ay.n - 1);
+        const Vec centre = load_pack(src[R] + p);
+        Real left_x[R + 1], right_x[R + 1];
+#pragma unroll
+        for (int m = 1; m <= R; ++m) left_x[m] = src[R][p - m], right_x[m] = src[R][p + V - 1 + m];
+        Vec below[R + 1], above[R + 1], front[R + 1], back[R + 1];  // y -/+ j, z -/+ j
+#pragma unroll
+        for (int j = 1; j <= R; ++j) {
+          below[j] = load_pack(src[R] + p - j * W), above[j] = load_pack(src[R] + p + j * W);
+          front[j] = load_pack(src[R - j] + p), back[j] = load_pack(src[R + j] + p);
+        }
+        Vec result;
+        if constexpr (Wave) result = load_pack(older + p);
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const Real c = centre.v[v];
+          Real minus[R + 1], plus[R + 1];
+#pragma unroll
+          for (int j = 1; j <= R; ++j) {
+            minus[j] = v - j >= 0 ? centre.v[v - j] : left_x[j - v];
+            plus[j] = v + j < V ? centre.v[v + j] : right_x[v + j - V + 1];
+          }
+          Real lap_value = lap.along(0, c, minus, plus);
+#pragma unroll
+          for (int j = 1; j <= R; ++j) minus[j] = below[j].v[v], plus[j] = above[j].v[v];
+          lap_value = lap.add_axis(1, lap_value, lap.along(1, c, minus, plus));
+#pragma unroll
+          for (int j = 1; j <= R; ++j) minus[j] = front[j].v[v], plus[j] = back[j].v[v];
+          lap_value = lap.add_axis(2, lap_value, lap.along(2, c, minus, plus));
+          Real u;
+          if constexpr (!Wave) u = up.heat(c, lap_value);
+          else u = (start && t == 1) ? up.wave_start(c, result.v[v], lap_value) : up.wave(c, result.v[v], lap_value);
+          if (z_face) u = z_value;
+          else if (y_face) u = static_cast<Real>(ay.face[y == 0 ? 0 : 1].value);
+          else if (x_face[v]) u = static_cast<Real>(ax.face[x + v == 0 ? 0 : 1].value);
+          result.v[v] = u;
+        }
+        if (!last) {
+          store_pack(dst + p, result);
+        } else if (out_z && y >= wy0 && y < wy1) {
+          const long q = geo.lead + x + (y + geo.halo) * geo.stride[1] + (z + geo.halo) * geo.stride[2];
+          const Real* was = plane(t - 1, z) + p;  // the wave's new u^{n-1}: level steps-1
+          if (aligned && x >= wx0 && x + V <= wx1) {
+            store_pack(out_cur + q, result);
+            if constexpr (Wave) store_pack(out_prev + q, load_pack(was));
+          } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+              if (x + v < wx0 || x + v >= wx1) continue;
+              out_cur[q + v] = result.v[v];
+              if constexpr (Wave) out_prev[q + v] = was[v];
+            }
+          }
+        }
+      }
+    }
+    wait_loads();
+    __syncthreads();
+
+    // Ghosts of the planes levels 1..steps-1 made in this iteration, where a
+    // physical face is within reach (the next level reads them).
+    const bool near_x = (ax.ghosts[0] && x0 - KR < 0) || (ax.ghosts[1] && x0 + TX + KR > ax.n);
+    const bool near_y = (ay.ghosts[0] && y0 - KR < 0) || (ay.ghosts[1] && y0 + TY + KR > ay.n);
+    const bool near_z = (az.ghosts[0] && z0 - KR < R) || (az.ghosts[1] && z1 + KR > az.n - 1 - R);
+    if (near_x || near_y || near_z) {
+      const int nthreads = blockDim.x * blockDim.y;
+      for (int t = 1; t < steps; ++t) {
+        const int z = zl - t * L, left = (steps - t) * R;
+        if (z < z0 - left || z >= z1 + left) continue;
+        const int vx0 = x0 - left, vx1 = x0 + TX + left, vy0 = y0 - left, vy1 = y0 + TY + left;
+        Real* u = plane(t, z);
+        if (z >= az.core_lo && z < az.core_hi) {
+          if (near_x) {
+            const int first = max(vy0, ay.upd_lo), nrows = min(vy1, ay.upd_hi) - first;
+            for (int k = tid; k < 2 * R * nrows; k += nthreads) {
+              const int y = first + k / (2 * R), j = k % (2 * R), side = j / R;
+              const int x = side == 0 ? j - R : ax.n + j - R, from = ax.face[side].source(x);
+              if (ax.ghosts[side] && x >= vx0 && x < vx1 && from >= vx0 && from < vx1) u[at(x, y)] = ax.face[side].ghost(x, u[at(from, y)]);
+            }
+          }
+          if (near_y) {
+            const int first = max(vx0, ax.upd_lo), ncols = min(vx1, ax.upd_hi) - first;
+            for (int k = tid; k < 2 * R * ncols; k += nthreads) {
+              const int j = k / ncols, x = first + k % ncols, side = j / R;
+              const int y = side == 0 ? j - R : ay.n + j - R, from = ay.face[side].source(y);
+              if (ay.ghosts[side] && y >= vy0 && y < vy1 && from >= vy0 && from < vy1) u[at(x, y)] = ay.face[side].ghost(y, u[at(x, from)]);
+            }
+          }
+        }
+        // z ghost planes: -z from plane z (z = 1..r), and n-1+j from n-1-j when plane n-1+j comes up.
+        int ghost = 0, from = 0, side = -1;
+        if (az.ghosts[0] && z >= 1 && z <= R && -z >= z0 - left) ghost = -z, from = z, side = 0;
+        if (az.ghosts[1] && z >= az.n && z < az.n + R) ghost = z, from = az.face[1].source(z), side = 1;
+        if (side >= 0 && from >= z0 - left) {
+          const Real* s = plane(t, from);
+          Real* d = plane(t, ghost);
+          const int first_x = max(vx0, ax.upd_lo), ncols = min(vx1, ax.upd_hi) - first_x;
+          const int first_y = max(vy0, ay.upd_lo), nrows = min(vy1, ay.upd_hi) - first_y;
+          for (int k = tid; k < ncols * nrows; k += nthreads) {
+            const int x = first_x + k % ncols, y = first_y + k / ncols;
+            d[at(x, y)] = az.face[side].ghost(ghost, s[at(x, y)]);
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
 
 template <int D, int R, class Real, bool Wave>
 constexpr auto kernel_for() {
@@ -329,10 +523,6 @@ int round_up(int n, int m) { return (n + m - 1) / m * m; }
 template <int D, class Real>
 bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan,
                                        std::string& reason) {
-  if constexpr (D == 3) {
-    reason = "cuda-cluster has no 3D kernel yet";
-    return false;
-  }
   const int R = problem.config.radius;
   radius_ = R;
   wave_ = problem.config.equation == Equation::wave;
@@ -365,21 +555,36 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
   for (int a = 0; a < D; ++a) geo_.stride[a] = strides[a];
 
   const ClusterPlan& q = plan;
-  if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R ||
-      q.threads_y < 1 || (q.threads_y & (q.threads_y - 1)) != 0)
-    return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
-           false;
-  geo_.thread_rows_log2 = 0;
-  while ((1 << geo_.thread_rows_log2) < q.threads_y) ++geo_.thread_rows_log2;
-  geo_.plan = q;
   const int KR = q.k * R;
   constexpr int V = Pack<Real>::width;
+  const bool power_of_2 = q.threads_y >= 1 && (q.threads_y & (q.threads_y - 1)) == 0;
+  geo_.plan = q;
+  geo_.thread_rows_log2 = 0;
+  while ((1 << geo_.thread_rows_log2) < q.threads_y) ++geo_.thread_rows_log2;
   geo_.width = round_up(q.tile_x + 2 * KR, V);
-  geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
-  threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
+  if constexpr (D == 2) {
+    if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || !power_of_2)
+      return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
+             false;
+    geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
+    threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
+    // Both levels, each with its pad.
+    shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(level_stride<Real>(geo_.width, geo_.rows));
+  } else {
+    if (q.blocks() != 1 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || q.tile_z < 1 || !power_of_2)
+      return reason = "invalid cluster plan (" + q.text() + "): 3D runs clusters of 1 block (no DSMEM yet), k >= 1, tiles >= 2r, "
+                      "tile_z >= 1, warps a power of 2", false;
+    geo_.rows = q.tile_y + 2 * KR;
+    geo_.planes = 2 * R + 2 + (wave_ ? 1 : 0);  // ring depth: what the next level (and the wave's next-but-one) reads
+    threads_x_ = 32;                            // blocks of threads_y warps, a pack column per thread
+    if (32 * q.threads_y < geo_.width / V)
+      return reason = "cluster plan (" + q.text() + "): fewer threads than packs in a row", false;
+    // Rings of levels 0..k-1, and the wave's u^{n-1}.
+    shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(q.k + (wave_ ? 1 : 0)) * geo_.planes *
+                    level_stride<Real>(geo_.width, geo_.rows);
+  }
   if (threads_x_ * q.threads_y > 512)
     return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * q.threads_y) + " threads a block (at most 512)", false;
-  shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(level_stride<Real>(geo_.width, geo_.rows));
   cudaDeviceProp prop{};
   HW_CUDA(cudaGetDeviceProperties(&prop, device));
   if (shared_bytes_ > prop.sharedMemPerBlockOptin)
@@ -423,10 +628,14 @@ cudaLaunchConfig_t ClusterKernel<D, Real>::launch_config(cudaLaunchAttribute* at
     x.out_lo = x.exchanged[0] ? -ahead * radius_ : 0;
     x.out_hi = x.exchanged[1] ? x.n + ahead * radius_ : x.n;
   }
-  const int nx = geo_.axis[0].out_hi - geo_.axis[0].out_lo, ny = geo_.axis[D - 1].out_hi - geo_.axis[D - 1].out_lo;
+  auto extent = [&](int a) { return geo_.axis[a].out_hi - geo_.axis[a].out_lo; };
   const int cluster_rows = q.cluster_y * q.tile_y;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3((nx + q.tile_x - 1) / q.tile_x, (ny + cluster_rows - 1) / cluster_rows * q.cluster_y);
+  if constexpr (D == 2)
+    config.gridDim = dim3((extent(0) + q.tile_x - 1) / q.tile_x, (extent(1) + cluster_rows - 1) / cluster_rows * q.cluster_y);
+  else
+    config.gridDim = dim3((extent(0) + q.tile_x - 1) / q.tile_x, (extent(1) + q.tile_y - 1) / q.tile_y,
+                          (extent(2) + q.tile_z - 1) / q.tile_z);
   config.blockDim = dim3(threads_x_, q.threads_y);
   config.dynamicSmemBytes = shared_bytes_;
   config.stream = stream;

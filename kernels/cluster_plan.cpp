@@ -46,12 +46,25 @@ ClusterPlan plan_2d(int cluster_y, int width, int tile_y, int k, int radius, int
   return p;
 }
 
+// 3D: a tile_xy x tile_xy column streamed along z in slabs of tile_z planes.
+ClusterPlan plan_3d(int tile_xy, int tile_z, int k, int warps) {
+  ClusterPlan p;
+  p.tile_x = p.tile_y = tile_xy, p.tile_z = tile_z, p.k = k, p.threads_y = warps;
+  return p;
+}
+
 }  // namespace
 
 ClusterPlan default_cluster_plan(const Problem& problem) {
   if (const char* env = std::getenv("HEATWAVE_CLUSTER_PLAN")) return ClusterPlan::parse(env);
   const int R = problem.config.radius;
   const bool f64 = problem.config.precision == Precision::float64;
+  if (problem.dims == 3) {
+    // Rings of 2r+2 (the wave 2r+3) planes per level: two blocks an SM.
+    const bool wave = problem.config.equation == Equation::wave;
+    const int k = R == 1 ? 3 : 2;
+    return plan_3d(f64 || wave ? 24 : 40, 64, k, 8);
+  }
   const int k = R == 1 ? 8 : 4;
   // H100, 16384^2 (docs/performance.md): two or three blocks an SM, eight or
   // four warps each, no DSMEM (cluster size 1 was the fastest).
@@ -76,6 +89,14 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
       if (q == p) return;
     out.push_back(p);
   };
+  if (problem.dims == 3) {
+    for (int tile : {24, 32, 40})
+      for (int k : {2, 3, 4}) add(plan_3d(tile, 64, R == 1 ? k : (k + 1) / 2, 8));
+    add(plan_3d(32, 128, R == 1 ? 3 : 2, 8));
+    add(plan_3d(32, 32, R == 1 ? 3 : 2, 8));
+    add(plan_3d(24, 64, R == 1 ? 3 : 2, 4));
+    return out;
+  }
   if (f64) {
     for (int tile_y : {16, 32, 48}) add(plan_2d(1, 128, tile_y, k, R, 4)), add(plan_2d(1, 128, tile_y, k, R, 8));
     add(plan_2d(1, 64, 64, k, R, 8));

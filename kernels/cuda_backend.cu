@@ -463,10 +463,7 @@ class CudaBackend final : public Backend<D, Real> {
   // HEATWAVE_CLUSTER_PLAN, the config's `cluster:` overrides, the plan cache,
   // or a short autotune (then cached), in that order.
   bool enable_cluster(const std::string& device_name, std::string& reason) {
-    if constexpr (D != 2) {
-      reason = "cuda-cluster has no 3D kernel yet";
-      return false;
-    } else {
+    {
       const ClusterSettings& settings = problem_.config.cluster;
       std::string origin = "built-in";
       ClusterPlan plan = default_cluster_plan(problem_);

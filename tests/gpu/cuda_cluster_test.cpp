@@ -1,9 +1,9 @@
 // The cuda-cluster backend against the host backend: bitwise equal fields on
-// every 2D case (heat and wave, float32 and float64, radius 1 and 2, every
-// boundary set incl. mixed nonzero faces and periodic), on grids that divide
-// no tile, for several launch plans (cluster size 1, 2, 4; k = 1..4; step
-// counts that leave a remainder launch). 3D and unusable plans fall back to
-// the cuda backend and say why.
+// every case (2D and 3D, heat and wave, float32 and float64, radius 1 and 2,
+// every boundary set incl. mixed nonzero faces and periodic), on grids that
+// divide no tile, for several launch plans (cluster sizes 1..16 in 2D; k =
+// 1..5; step counts that leave a remainder launch). Unusable plans fall back
+// to the cuda backend and say why.
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
 
@@ -37,24 +37,24 @@ struct PlanOverride {
 };
 
 // Same random data into both backends; `chunks` advances of `steps` each.
-template <class Real>
+template <class Real, int D = 2>
 void check_cluster(const char* eq, int radius, const std::string& grid, int steps, int chunks, const char* plan) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const PlanOverride override_plan(plan);
   for (const std::string& bc : test::boundary_sets) {
-    const std::string what = fmt::format("{} 2D {} r{} {} grid {} plan {}", eq, precision, radius, bc, grid,
+    const std::string what = fmt::format("{} {}D {} r{} {} grid {} plan {}", eq, D, precision, radius, bc, grid,
                                          plan ? plan : "default");
-    const Problem p = test::gpu_case(eq, 2, precision, radius, bc, grid);
+    const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid);
     Decomposition decomposition(p, radius, MPI_COMM_SELF);
-    const LocalDomain<2> domain = decomposition.local_domain<2>();
-    auto host = make_host_backend<2, Real>(p, domain);
+    const LocalDomain<D> domain = decomposition.template local_domain<D>();
+    auto host = make_host_backend<D, Real>(p, domain);
     std::string why;
-    auto gpu = cuda::make_cluster_backend<2, Real>(p, domain, HaloTransportKind::mpi_host, why);
+    auto gpu = cuda::make_cluster_backend<D, Real>(p, domain, HaloTransportKind::mpi_host, why);
     if (device_has_clusters()) {
       ASSERT_EQ(gpu->name(), "cuda-cluster") << what << ": " << why;
     }
     const std::size_t n = domain.layout.owned_box().size();
-    test::start_from_same_random_fields<2, Real>(p, n, 11 + radius, {host.get(), gpu.get()});
+    test::start_from_same_random_fields<D, Real>(p, n, 11 + radius, {host.get(), gpu.get()});
     for (int c = 0; c < chunks; ++c) {
       host->advance(steps);
       gpu->advance(steps);
@@ -74,11 +74,11 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
           ++differ, worst = std::max(worst, std::abs(double(a[i]) - b[i]));
         }
       }
-      const long nx = domain.layout.owned[0];
+      const long nx = domain.layout.owned[0], ny = domain.layout.owned[1];
+      const long f = first < 0 ? 0 : first;
       EXPECT_EQ(nan, 0) << what << ": unwritten or NaN points";
       EXPECT_EQ(differ, 0) << what << " level " << int(level) << ": " << differ << " of " << n << " differ, worst "
-                           << worst << ", first at (" << (first < 0 ? 0 : first % nx) << ", "
-                           << (first < 0 ? 0 : first / nx) << ")";
+                           << worst << ", first at (" << f % nx << ", " << f / nx % ny << ", " << f / nx / ny << ")";
     }
     const LocalStats hs = host->stats(), gs = gpu->stats();
     EXPECT_EQ(hs.min, gs.min) << what;
@@ -112,6 +112,31 @@ TEST(GpuCluster, Wave2D) {
     for (int r : {1, 2}) {
       check_cluster<double>("wave", r, "[37, 29]", 7, 3, plan);
       check_cluster<float>("wave", r, "[300, 257]", 5, 2, plan);
+    }
+}
+
+// 3D: clusters of one block streaming z; plans cluster_x,cluster_y,tile_x,tile_y,tile_z,k,warps.
+const char* plans_3d[] = {
+    nullptr,             // autotuned
+    "1,1,8,8,8,3,4",     // many small tiles and slabs: every face in reach
+    "1,1,16,8,5,2,2",    // k = 2, slabs that divide nothing
+    "1,1,12,12,64,4,8",  // one slab spans z
+    "1,1,8,16,4,1,4",    // one step a launch
+};
+
+TEST(GpuCluster, Heat3D) {
+  for (const char* plan : plans_3d)
+    for (int r : {1, 2}) {
+      check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan);
+      check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan);
+    }
+}
+
+TEST(GpuCluster, Wave3D) {
+  for (const char* plan : plans_3d)
+    for (int r : {1, 2}) {
+      check_cluster<double, 3>("wave", r, "[19, 13, 11]", 7, 2, plan);
+      check_cluster<float, 3>("wave", r, "[37, 21, 26]", 5, 2, plan);
     }
 }
 
@@ -152,13 +177,14 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
 }
 
 TEST(GpuCluster, FallsBackWithAReason) {
-  {  // 3D: no cluster kernel yet
+  {  // 3D: no DSMEM clusters yet
+    const PlanOverride plan("1,2,16,16,16,2,4");
     const Problem p = test::gpu_case("heat", 3, "float32", 1, "dirichlet", "[19, 13, 11]");
     Decomposition decomposition(p, 1, MPI_COMM_SELF);
     std::string why;
     auto gpu = cuda::make_cluster_backend<3, float>(p, decomposition.local_domain<3>(), HaloTransportKind::mpi_host, why);
     EXPECT_EQ(gpu->name(), "cuda");
-    EXPECT_NE(why.find("3D"), std::string::npos) << why;
+    EXPECT_NE(why.find("3D runs clusters of 1 block"), std::string::npos) << why;
   }
   {  // a tile narrower than 2r
     const PlanOverride plan("1,2,3,8,0,2,1");
