@@ -69,6 +69,8 @@ __device__ __forceinline__ void load_async_pack(Real* shared, const Real* global
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(destination), "l"(global) : "memory");
 }
 __device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+__device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void wait_loads_but_newest() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 // ------------------------------------------------------------- 2D kernel ---
 
@@ -130,7 +132,7 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
   const bool outer_lo = rank == 0, outer_hi = rank == B - 1;
   const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
   const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
-  const int xbase = x0 - KR, ybase = y0 - (outer_lo ? KR : R);  // global (x, y) of shared (0, 0)
+  const int xbase = x0 - geo.halo_left, ybase = y0 - (outer_lo ? KR : R);  // global (x, y) of shared (0, 0)
   auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
   const int tid = tx + ty * bx, nthreads = bx * by;
@@ -334,7 +336,11 @@ __global__ void __launch_bounds__(512) cluster_kernel_3d(const Real* __restrict_
   extern __shared__ __align__(16) unsigned char cluster_shared[];
   const int W = geo.width, H = geo.rows, P = geo.planes, K = geo.plan.k;
   const int plane_stride = level_stride<Real>(W, H);
-  Real* const rings = reinterpret_cast<Real*>(cluster_shared) + V;  // level l, slot q at (l*P + q)*plane_stride
+  // Rings: level 0 and the wave's u^{n-1} hold P+1 planes (the next plane
+  // loads while a level reads the last P), levels 1..k-1 hold P.
+  const int P0 = P + 1, inputs = Wave ? 2 * P0 : P0;
+  constexpr int prev_level = -1;  // the wave's u^{n-1} ring
+  Real* const rings = reinterpret_cast<Real*>(cluster_shared) + V;
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
   const ClusterAxis& az = geo.axis[2];
@@ -342,8 +348,11 @@ __global__ void __launch_bounds__(512) cluster_kernel_3d(const Real* __restrict_
   const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
   const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
   const int z0 = az.out_lo + static_cast<int>(blockIdx.z) * TZ, z1 = min(z0 + TZ, az.out_hi);
-  const int xbase = x0 - KR, ybase = y0 - KR, zs = z0 - steps * R;
-  auto plane = [&](int level, int z) { return rings + (level * P + (z - zs) % P) * plane_stride; };  // z >= zs
+  const int xbase = x0 - geo.halo_left, ybase = y0 - KR, zs = z0 - steps * R;
+  auto plane = [&](int level, int z) {  // z >= zs
+    const int slot = level == 0 ? (z - zs) % P0 : level == prev_level ? P0 + (z - zs) % P0 : inputs + (level - 1) * P + (z - zs) % P;
+    return rings + slot * plane_stride;
+  };
   auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
   // Threads: a fixed pack column each, rows strided (PW packs a row).
   const int PW = W / V;
@@ -351,43 +360,46 @@ __global__ void __launch_bounds__(512) cluster_kernel_3d(const Real* __restrict_
   const int pc = tid % PW, tr = tid / PW, row_stride = (blockDim.x * blockDim.y) / PW;
   const bool active = tr < row_stride;
   const bool aligned = (geo.lead + xbase) % V == 0;
-  const int prev_level = K;  // the wave's u^{n-1} ring
   const int iterations = z1 - zs + steps * L;
-
-  for (int i = 0; i < iterations; ++i) {
-    // Level 0 (and the wave's u^{n-1}): plane zs + i, over the tile and steps*r.
-    const int zl = zs + i;
-    if (zl < z1 + steps * R && active) {
-      int gz;
-      if (source_coordinate(az, zl, gz)) {
-        const int reach = steps * R;
-        for (int y = y0 - reach + tr; y < y0 + TY + reach; y += row_stride) {
-          int gy;
-          if (!source_coordinate(ay, y, gy)) continue;
-          const long row = geo.lead + (gy + geo.halo) * geo.stride[1] + (gz + geo.halo) * geo.stride[2];
-          load_row(plane(0, zl) + at(xbase, y), cur + row, ax, xbase, x0 - reach, x0 + TX + reach, aligned, pc, PW);
-          if constexpr (Wave) load_row(plane(prev_level, zl) + at(xbase, y), prev + row, ax, xbase, x0 - reach, x0 + TX + reach, aligned, pc, PW);
-        }
+  // Level 0 (and the wave's u^{n-1}): plane zl, over the tile and steps*r,
+  // asynchronously (one cp.async group a plane).
+  auto load_plane = [&](int zl) {
+    int gz;
+    if (zl < z1 + steps * R && active && source_coordinate(az, zl, gz)) {
+      const int reach = steps * R;
+      for (int y = y0 - reach + tr; y < y0 + TY + reach; y += row_stride) {
+        int gy;
+        if (!source_coordinate(ay, y, gy)) continue;
+        const long row = geo.lead + (gy + geo.halo) * geo.stride[1] + (gz + geo.halo) * geo.stride[2];
+        load_row(plane(0, zl) + at(xbase, y), cur + row, ax, xbase, x0 - reach, x0 + TX + reach, aligned, pc, PW);
+        if constexpr (Wave) load_row(plane(prev_level, zl) + at(xbase, y), prev + row, ax, xbase, x0 - reach, x0 + TX + reach, aligned, pc, PW);
       }
     }
+    commit_loads();
+  };
+  load_plane(zs);
+
+  for (int i = 0; i < iterations; ++i) {
+    const int zl = zs + i;
+    load_plane(zl + 1);  // the plane after: in flight while this iteration computes
     // Levels 1..steps: one plane each.
-    for (int t = 1; t <= steps && active; ++t) {
+    for (int t = 1; t <= steps; ++t) {
       const int z = zl - t * L, left = (steps - t) * R;
       if (z < z0 - left || z >= z1 + left || z < az.core_lo || z >= az.core_hi) continue;  // ghost planes: the ghost pass
+      const int cx0 = max(x0 - left, ax.core_lo), cx1 = min(x0 + TX + left, ax.core_hi);
+      const int g = (cx0 - xbase) / V + pc;
+      if (!active || g * V >= cx1 - xbase) continue;
+      const int lx = g * V, x = xbase + lx;
+      const int cy0 = max(y0 - left, ay.core_lo), cy1 = min(y0 + TY + left, ay.core_hi);
       const bool z_face = (az.ghosts[0] && az.face[0].type == BoundaryType::dirichlet && z == 0) ||
                           (az.ghosts[1] && az.face[1].type == BoundaryType::dirichlet && z == az.n - 1);
       const Real z_value = static_cast<Real>(az.face[z == 0 ? 0 : 1].value);
-      const int cx0 = max(x0 - left, ax.core_lo), cx1 = min(x0 + TX + left, ax.core_hi);
-      const int cy0 = max(y0 - left, ay.core_lo), cy1 = min(y0 + TY + left, ay.core_hi);
-      const int g = (cx0 - xbase) / V + pc;
-      if (g * V >= cx1 - xbase) continue;
-      const int lx = g * V, x = xbase + lx;
       const Real* src[2 * R + 1];
 #pragma unroll
-      for (int j = 0; j <= 2 * R; ++j) src[j] = plane(t - 1, z - R + j);
-      const Real* older = t == 1 ? plane(prev_level, z) : plane(t - 2, z);  // the wave's u^{m-1}
+      for (int j = 0; j <= 2 * R; ++j) src[j] = plane(t - 1, z - R + j) + lx;
+      const Real* older = (t == 1 ? plane(prev_level, z) : plane(t - 2, z)) + lx;  // the wave's u^{m-1}
       const bool last = t == steps;
-      Real* dst = last ? nullptr : plane(t, z);
+      Real* dst = last ? nullptr : plane(t, z) + lx;
       // Points of the pack on a Dirichlet x face (g whatever the stencil says).
       bool x_face[V];
 #pragma unroll
@@ -396,8 +408,13 @@ __global__ void __launch_bounds__(512) cluster_kernel_3d(const Real* __restrict_
       const bool out_z = last && z >= max(z0, az.upd_lo) && z < min(z1, az.upd_hi);
       const int wx0 = max(max(x0, ax.out_lo), ax.upd_lo), wx1 = min(min(x0 + TX, ax.out_hi), ax.upd_hi);
       const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
-      for (int y = cy0 + tr; y < cy1; y += row_stride) {
-        const int p = at(x, y);
+      const bool whole_x = aligned && x >= wx0 && x + V <= wx1;
+      const long out_plane = geo.lead + x + (z + geo.halo) * geo.stride[2];
+      // Rows strided over the threads of this pack column; the start turns
+      // with the level so that the rows left over go to different threads.
+      const int first = cy0 + (tr + t * (cy1 - cy0)) % row_stride;
+      for (int y = first; y < cy1; y += row_stride) {
+        const int p = (y - ybase) * W;
         const bool y_face = (ay.ghosts[0] && ay.face[0].type == BoundaryType::dirichlet && y == 0) ||
                             (ay.ghosts[1] && ay.face[1].type == BoundaryType::dirichlet && y == ay.n - 1);
         const Vec centre = load_pack(src[R] + p);
@@ -439,9 +456,9 @@ __global__ void __launch_bounds__(512) cluster_kernel_3d(const Real* __restrict_
         if (!last) {
           store_pack(dst + p, result);
         } else if (out_z && y >= wy0 && y < wy1) {
-          const long q = geo.lead + x + (y + geo.halo) * geo.stride[1] + (z + geo.halo) * geo.stride[2];
-          const Real* was = plane(t - 1, z) + p;  // the wave's new u^{n-1}: level steps-1
-          if (aligned && x >= wx0 && x + V <= wx1) {
+          const long q = out_plane + (y + geo.halo) * geo.stride[1];
+          const Real* was = src[R] + p;  // the wave's new u^{n-1}: level steps-1 at plane z
+          if (whole_x) {
             store_pack(out_cur + q, result);
             if constexpr (Wave) store_pack(out_prev + q, load_pack(was));
           } else {
@@ -455,7 +472,7 @@ __global__ void __launch_bounds__(512) cluster_kernel_3d(const Real* __restrict_
         }
       }
     }
-    wait_loads();
+    wait_loads_but_newest();
     __syncthreads();
 
     // Ghosts of the planes levels 1..steps-1 made in this iteration, where a
@@ -561,7 +578,10 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
   geo_.plan = q;
   geo_.thread_rows_log2 = 0;
   while ((1 << geo_.thread_rows_log2) < q.threads_y) ++geo_.thread_rows_log2;
-  geo_.width = round_up(q.tile_x + 2 * KR, V);
+  // Shared column 0 is KR rounded up to packs left of the tile: tiles that
+  // are whole packs then start on 16-byte boundaries, so loads and stores are packs.
+  geo_.halo_left = round_up(KR, V);
+  geo_.width = round_up(geo_.halo_left + q.tile_x + KR, V);
   if constexpr (D == 2) {
     if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || !power_of_2)
       return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
@@ -579,9 +599,8 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
     threads_x_ = 32;                            // blocks of threads_y warps, a pack column per thread
     if (32 * q.threads_y < geo_.width / V)
       return reason = "cluster plan (" + q.text() + "): fewer threads than packs in a row", false;
-    // Rings of levels 0..k-1, and the wave's u^{n-1}.
-    shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(q.k + (wave_ ? 1 : 0)) * geo_.planes *
-                    level_stride<Real>(geo_.width, geo_.rows);
+    const int slots = (wave_ ? 2 : 1) * (geo_.planes + 1) + (q.k - 1) * geo_.planes;  // as the kernel's rings
+    shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * level_stride<Real>(geo_.width, geo_.rows);
   }
   if (threads_x_ * q.threads_y > 512)
     return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * q.threads_y) + " threads a block (at most 512)", false;

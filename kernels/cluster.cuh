@@ -33,6 +33,7 @@ struct ClusterGeometry {
   long lead = 0, halo = 0;  // global addressing: Layout::offset
   long stride[D] = {};
   ClusterPlan plan;
+  int halo_left = 0;                    // shared column 0 is this far left of the tile (k*r rounded up to packs)
   int width = 0, rows = 0, planes = 0;  // shared-memory extents per level
   int thread_rows_log2 = 0;             // log2 plan.threads_y: strips of rows per thread by shifts
 };
