@@ -15,18 +15,21 @@
 namespace heatwave::cuda {
 
 std::string ClusterPlan::text() const {
+  if (baseline()) return "the baseline step kernel";
   std::string tile = std::to_string(tile_x) + "x" + std::to_string(tile_y) + (tile_z > 0 ? "x" + std::to_string(tile_z) : "");
   return "cluster " + std::to_string(cluster_x) + "x" + std::to_string(cluster_y) + ", tile " + tile + ", k " + std::to_string(k) +
          ", " + std::to_string(threads_y) + " thread rows";
 }
 
 std::string ClusterPlan::fields() const {
+  if (baseline()) return "baseline";
   char buffer[96];
   std::snprintf(buffer, sizeof buffer, "%d,%d,%d,%d,%d,%d,%d", cluster_x, cluster_y, tile_x, tile_y, tile_z, k, threads_y);
   return buffer;
 }
 
 ClusterPlan ClusterPlan::parse(const std::string& s) {
+  if (s == "baseline") return baseline_plan();
   ClusterPlan p;
   char tail = 0;
   if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z, &p.k,

@@ -22,8 +22,11 @@ struct ClusterPlan {
   int threads_y = 1;  // thread rows (a power of 2); threads along x: a 16-byte pack each across the tile and its halo
 
   int blocks() const { return cluster_x * cluster_y; }
+  // The plan that says "the baseline step kernel is faster here" (in the plan cache as "baseline").
+  static ClusterPlan baseline_plan() { return ClusterPlan{0, 0, 0, 0, 0, 0, 0}; }
+  bool baseline() const { return cluster_x == 0; }
   std::string text() const;                        // "cluster 1x2, tile 112x88, k 8, 8 thread rows"
-  std::string fields() const;                      // "1,2,112,88,0,8,8" (what parse reads)
+  std::string fields() const;                      // "1,2,112,88,0,8,8" or "baseline" (what parse reads)
   static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y"; throws invalid_value
   bool operator==(const ClusterPlan&) const = default;
 };

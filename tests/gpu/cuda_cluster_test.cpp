@@ -50,7 +50,8 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
     auto host = make_host_backend<D, Real>(p, domain);
     std::string why;
     auto gpu = cuda::make_cluster_backend<D, Real>(p, domain, HaloTransportKind::mpi_host, why);
-    if (device_has_clusters()) {
+    // An autotuned plan may be the baseline kernel (small grids), which says so.
+    if (device_has_clusters() && !(plan == nullptr && why.find("baseline step kernel is faster") != std::string::npos)) {
       ASSERT_EQ(gpu->name(), "cuda-cluster") << what << ": " << why;
     }
     const std::size_t n = domain.layout.owned_box().size();
@@ -120,7 +121,7 @@ const char* plans_3d[] = {
     nullptr,             // autotuned
     "1,1,8,8,8,3,4",     // many small tiles and slabs: every face in reach
     "1,1,16,8,5,2,2",    // k = 2, slabs that divide nothing
-    "1,1,12,12,64,4,8",  // one slab spans z
+    "1,1,12,12,64,3,8",  // one slab spans z
     "1,1,8,16,4,1,4",    // one step a launch
 };
 
@@ -157,7 +158,7 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
   const std::string extra = "cluster: {cache: " + cache + "}\n";
   auto make = [&](const std::string& more) {
     const Problem p = Problem::from(load_config_text(
-        "equation: heat\nprecision: float32\ngrid: {points: [300, 257]}\ntime: {dt: auto, steps: 1}\n"
+        "equation: heat\nprecision: float32\ngrid: {points: [2048, 2047]}\ntime: {dt: auto, steps: 1}\n"
         "boundary: dirichlet\ninitial: {type: random}\n" + more, "<gpu test>"));
     Decomposition decomposition(p, 1, MPI_COMM_SELF);
     std::string why;
