@@ -99,7 +99,7 @@ int command_info() {
   std::printf("  kokkos:  %s\n", build::kokkos);
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
-  std::printf("backends: host, cuda, cuda-cluster (experimental: 2D only, not yet verified on a GPU; 3D falls back to cuda)\n");
+  std::printf("backends: host, cuda, cuda-cluster (temporal blocking over thread-block clusters; autotuned against cuda)\n");
   std::printf("halo transports: mpi-host%s%s (auto: nccl with a GPU per rank, else CUDA-aware MPI, else mpi-host)\n",
               cuda_aware_mpi() ? ", mpi-cuda-aware" : "", nccl_available() ? ", nccl" : "");
   std::printf("devices:  %s\n", gpus.empty() ? "none visible (backend auto runs on the host)" : "");
