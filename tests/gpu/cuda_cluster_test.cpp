@@ -177,34 +177,22 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
   EXPECT_NE(builtin.find("plan (built-in)"), std::string::npos) << builtin;
 }
 
+// A plan the device cannot run: the backend is cuda, and the reason names why.
+template <int D, class Real>
+void expect_fallback(const char* plan, int radius, const char* grid, const char* fragment) {
+  const PlanOverride override_plan(plan);
+  const Problem p = test::gpu_case("heat", D, std::is_same_v<Real, float> ? "float32" : "float64", radius, "dirichlet", grid);
+  Decomposition decomposition(p, radius, MPI_COMM_SELF);
+  std::string why;
+  auto gpu = cuda::make_cluster_backend<D, Real>(p, decomposition.template local_domain<D>(), HaloTransportKind::mpi_host, why);
+  EXPECT_EQ(gpu->name(), "cuda") << plan;
+  EXPECT_NE(why.find(fragment), std::string::npos) << why;
+}
+
 TEST(GpuCluster, FallsBackWithAReason) {
-  {  // 3D: no DSMEM clusters yet
-    const PlanOverride plan("1,2,16,16,16,2,4");
-    const Problem p = test::gpu_case("heat", 3, "float32", 1, "dirichlet", "[19, 13, 11]");
-    Decomposition decomposition(p, 1, MPI_COMM_SELF);
-    std::string why;
-    auto gpu = cuda::make_cluster_backend<3, float>(p, decomposition.local_domain<3>(), HaloTransportKind::mpi_host, why);
-    EXPECT_EQ(gpu->name(), "cuda");
-    EXPECT_NE(why.find("3D runs clusters of 1 block"), std::string::npos) << why;
-  }
-  {  // a tile narrower than 2r
-    const PlanOverride plan("1,2,3,8,0,2,1");
-    const Problem p = test::gpu_case("heat", 2, "float32", 2, "dirichlet", "[37, 29]");
-    Decomposition decomposition(p, 2, MPI_COMM_SELF);
-    std::string why;
-    auto gpu = cuda::make_cluster_backend<2, float>(p, decomposition.local_domain<2>(), HaloTransportKind::mpi_host, why);
-    EXPECT_EQ(gpu->name(), "cuda");
-    EXPECT_NE(why.find("invalid cluster plan"), std::string::npos) << why;
-  }
-  {  // more shared memory than a block may have
-    const PlanOverride plan("1,2,64,512,0,8,1");
-    const Problem p = test::gpu_case("heat", 2, "float64", 1, "dirichlet", "[37, 29]");
-    Decomposition decomposition(p, 1, MPI_COMM_SELF);
-    std::string why;
-    auto gpu = cuda::make_cluster_backend<2, double>(p, decomposition.local_domain<2>(), HaloTransportKind::mpi_host, why);
-    EXPECT_EQ(gpu->name(), "cuda");
-    EXPECT_NE(why.find("KiB of shared memory"), std::string::npos) << why;
-  }
+  expect_fallback<3, float>("1,2,16,16,16,2,4", 1, "[19, 13, 11]", "3D runs clusters of 1 block");  // no DSMEM in 3D yet
+  expect_fallback<2, float>("1,2,3,8,0,2,1", 2, "[37, 29]", "invalid cluster plan");               // a tile narrower than 2r
+  expect_fallback<2, double>("1,2,64,512,0,8,1", 1, "[37, 29]", "KiB of shared memory");            // more than a block may have
 }
 
 }  // namespace
