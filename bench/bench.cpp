@@ -5,8 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
+#include <optional>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include "io/config.hpp"
 #include "io/errors.hpp"
 #include "io/yaml_section.hpp"
+#include "kernels/cluster_plan.hpp"
 #include "solver/host_backend.hpp"
 #include "solver/simulation.hpp"
 #ifdef HEATWAVE_HAVE_CUDA
@@ -56,23 +56,6 @@ Config case_config(const std::string& backend, const std::string& equation, cons
                                       "initial: {{type: random, seed: {}}}\nbackend: {}\n",
                                       equation, precision, points, radius, seed, backend),
                           "<bench case>");
-}
-
-// A plan "cx,cy,tile_x,tile_y,tile_z,k,threads_y" as the config's cluster overrides.
-std::array<int, 7> plan_fields(const std::string& plan) {
-  std::array<int, 7> f{};
-  char tail = 0;
-  if (std::sscanf(plan.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &tail) != 7)
-    throw Error(ExitCode::invalid_value, "plan '" + plan + "' is not \"cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y\" or auto");
-  return f;
-}
-void cuda_plan_check(const std::string& plan) { plan_fields(plan); }
-void set_plan(Config& c, const std::string& plan) {
-  const auto f = plan_fields(plan);
-  c.cluster.shape = {f[0], f[1]};
-  c.cluster.tile = {f[2], f[3], f[4]};
-  c.cluster.k = f[5];
-  c.cluster.threads_y = f[6];
 }
 
 Suite load_suite(const std::string& text, const std::string& source) {
@@ -115,22 +98,22 @@ Suite load_suite(const std::string& text, const std::string& source) {
     // tuned or cached): one case each, for ablations.
     std::vector<std::string> plans{"auto"};
     if (c.has("cluster")) plans = c.list<std::string>("cluster");
-    for (const auto& plan : plans)
-      if (plan != "auto") {
-        try {
-          cuda_plan_check(plan);
-        } catch (const Error& e) {
-          c.invalid("cluster", e.what());
-        }
+    std::vector<std::optional<cuda::ClusterPlan>> parsed;
+    for (const auto& plan : plans) {
+      try {
+        parsed.push_back(plan == "auto" ? std::nullopt : std::optional(cuda::ClusterPlan::parse(plan)));
+      } catch (const Error& e) {
+        c.invalid("cluster", std::string(e.what()) + " (or auto)");
       }
+    }
     for (const auto& b : backends)
       for (const auto& e : equations)
         for (const auto& p : precisions)
           for (int r : radii)
             for (const auto& points : grid_list)
-              for (const auto& plan : plans) {  // a new seed per case: fresh random data
+              for (const auto& plan : parsed) {  // a new seed per case: fresh random data
                 Config config = case_config(b, e, p, r, points, static_cast<int>(s.cases.size()) + 1);
-                if (plan != "auto") set_plan(config, plan);
+                if (plan) config.cluster = cuda::fixed_settings(*plan);
                 s.cases.push_back(config);
               }
   }

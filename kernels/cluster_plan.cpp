@@ -82,6 +82,15 @@ ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
   return p;
 }
 
+ClusterSettings fixed_settings(const ClusterPlan& p) {
+  ClusterSettings s;
+  s.shape = {p.cluster_x, p.cluster_y};
+  s.tile = {p.tile_x, p.tile_y, p.tile_z};
+  s.k = p.k;
+  s.threads_y = p.threads_y;
+  return s;
+}
+
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
   const int R = problem.config.radius;
   const bool f64 = problem.config.precision == Precision::float64;

@@ -1,7 +1,8 @@
 #pragma once
 // The cuda-cluster launch plan: how a launch tiles the grid, which plans are
 // worth timing for a case, and the on-disk cache of the fastest one per GPU
-// model and case. Plain C++ (no CUDA types): the kernels are in cluster.cu.
+// model and case. Plain C++ (no CUDA types, built with or without CUDA: the
+// bench reads plans too); the kernels are in cluster.cu.
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,8 +37,10 @@ struct ClusterPlan {
 ClusterPlan default_cluster_plan(const Problem& problem);
 bool cluster_plan_from_environment();
 
-// The built-in plan with the fields the config's `cluster:` section fixes.
+// The built-in plan with the fields the config's `cluster:` section fixes,
+// and the other way: the settings that fix every field of a plan.
 ClusterPlan with_overrides(ClusterPlan plan, const ClusterSettings& settings);
+ClusterSettings fixed_settings(const ClusterPlan& plan);
 
 // Plans the autotune times for a case: a short list around the built-in one.
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);

@@ -463,38 +463,36 @@ class CudaBackend final : public Backend<D, Real> {
   // HEATWAVE_CLUSTER_PLAN, the config's `cluster:` overrides, the plan cache,
   // or a short autotune (then cached), in that order.
   bool enable_cluster(const std::string& device_name, std::string& reason) {
-    {
-      const ClusterSettings& settings = problem_.config.cluster;
-      std::string origin = "built-in";
-      ClusterPlan plan = default_cluster_plan(problem_);
-      if (cluster_plan_from_environment()) {
-        origin = "HEATWAVE_CLUSTER_PLAN";
-      } else if (settings.overridden()) {
-        plan = with_overrides(plan, settings), origin = "config";
-      } else if (settings.autotune) {
-        const ClusterPlanCache cache(settings.cache);
-        std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end());
-        bool exchanged = false;
-        for (int a = 0; a < D; ++a) exchanged = exchanged || domain_.exchanged[a][0] || domain_.exchanged[a][1];
-        const std::string key = ClusterPlanCache::key(device_name, problem_, owned, exchanged);
-        if (auto cached = cache.find(key)) {
-          plan = *cached, origin = "cached in " + cache.path();
-        } else if (auto tuned = autotune_cluster(origin)) {
-          plan = tuned->first;
-          cache.store(key, plan, tuned->second);
-          origin += ", cached in " + cache.path();
-        }
+    const ClusterSettings& settings = problem_.config.cluster;
+    std::string origin = "built-in";
+    ClusterPlan plan = default_cluster_plan(problem_);
+    if (cluster_plan_from_environment()) {
+      origin = "HEATWAVE_CLUSTER_PLAN";
+    } else if (settings.overridden()) {
+      plan = with_overrides(plan, settings), origin = "config";
+    } else if (settings.autotune) {
+      const ClusterPlanCache cache(settings.cache);
+      std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end());
+      bool exchanged = false;
+      for (int a = 0; a < D; ++a) exchanged = exchanged || domain_.exchanged[a][0] || domain_.exchanged[a][1];
+      const std::string key = ClusterPlanCache::key(device_name, problem_, owned, exchanged);
+      if (auto cached = cache.find(key)) {
+        plan = *cached, origin = "cached in " + cache.path();
+      } else if (auto tuned = autotune_cluster(origin)) {
+        plan = tuned->first;
+        cache.store(key, plan, tuned->second);
+        origin += ", cached in " + cache.path();
       }
-      // Where the baseline kernel won, it runs: the cluster path ships only where it is faster.
-      if (plan.baseline()) return reason = "the baseline step kernel is faster for this case (" + origin + ")", false;
-      auto kernel = std::make_unique<ClusterKernel<D, Real>>();
-      if (!kernel->configure(problem_, domain_, plan, reason)) return false;
-      allocate_wave_outputs();
-      reason = "plan (" + origin + "): " + kernel->plan().text() + ", " + std::to_string(kernel->shared_bytes() / 1024) +
-               " KiB shared a block, " + std::to_string(kernel->active_clusters()) + " clusters active at once";
-      cluster_ = std::move(kernel);
-      return true;
     }
+    // Where the baseline kernel won, it runs: the cluster path ships only where it is faster.
+    if (plan.baseline()) return reason = "the baseline step kernel is faster for this case (" + origin + ")", false;
+    auto kernel = std::make_unique<ClusterKernel<D, Real>>();
+    if (!kernel->configure(problem_, domain_, plan, reason)) return false;
+    allocate_wave_outputs();
+    reason = "plan (" + origin + "): " + kernel->plan().text() + ", " + std::to_string(kernel->shared_bytes() / 1024) +
+             " KiB shared a block, " + std::to_string(kernel->active_clusters()) + " clusters active at once";
+    cluster_ = std::move(kernel);
+    return true;
   }
   void start_timer() override { HW_CUDA(cudaEventRecord(start_, stream_)); }
   double stop_timer() override {
@@ -519,6 +517,21 @@ class CudaBackend final : public Backend<D, Real> {
     HW_CUDA(cudaMemset(fourth_.get(), 0xff, n * sizeof(Real)));
   }
 
+  // Seconds a step of `run` (which advances `steps` steps), timed with CUDA
+  // events: a warm-up, then the median of three.
+  template <class Run>
+  double seconds_per_step(int steps, Run run) {
+    std::vector<double> seconds;
+    for (int r = 0; r < 4; ++r) {
+      start_timer();
+      run();
+      const double t = stop_timer() / steps;
+      if (r > 0) seconds.push_back(t);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    return seconds[1];
+  }
+
   // Times each candidate plan on fresh random fields (a warm-up launch, then
   // the median of three, CUDA events) and returns the fastest with its
   // seconds per step; `origin` says what was done. The fields are
@@ -540,39 +553,29 @@ class CudaBackend final : public Backend<D, Real> {
       std::string why;
       if (!kernel.configure(problem_, domain_, plan, why)) continue;
       ++tried;
-      std::vector<double> seconds;
-      for (int r = 0; r < 4; ++r) {
-        start_timer();
+      const double seconds = seconds_per_step(plan.k, [&] {
         if (wave()) kernel.launch(current_.get(), second_.get(), third_.get(), fourth_.get(), plan.k, 0, false, stream_);
         else kernel.launch(current_.get(), nullptr, second_.get(), nullptr, plan.k, 0, false, stream_);
-        const double t = stop_timer() / plan.k;
-        if (r > 0) seconds.push_back(t);
-      }
-      std::sort(seconds.begin(), seconds.end());
-      if (!best || seconds[1] < best->second) best = std::make_pair(plan, seconds[1]);
+      });
+      if (!best || seconds < best->second) best = std::make_pair(plan, seconds);
     }
     // The baseline step kernel, timed alike: the plan to beat.
-    std::vector<double> seconds;
     const int k = best ? best->first.k : 4;
-    for (int r = 0; r < 4; ++r) {
-      start_timer();
+    const double baseline = seconds_per_step(k, [&] {
       for (int m = 0; m < k; ++m) {
         update(domain_.update_box(problem_.config.radius, 0));
         finish_step();
       }
-      const double t = stop_timer() / k;
-      if (r > 0) seconds.push_back(t);
-    }
-    std::sort(seconds.begin(), seconds.end());
+    });
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char text[192];
-    if (best && best->second < seconds[1]) {
+    if (best && best->second < baseline) {
       std::snprintf(text, sizeof text, "autotuned: fastest of %d plans, %.3g ms a step against %.3g for the baseline kernel, tuning took %.2f s",
-                    tried, best->second * 1e3, seconds[1] * 1e3, spent);
+                    tried, best->second * 1e3, baseline * 1e3, spent);
     } else {
       std::snprintf(text, sizeof text, "autotuned: %.3g ms a step against %.3g for the fastest of %d cluster plans, tuning took %.2f s",
-                    seconds[1] * 1e3, best ? best->second * 1e3 : 0.0, tried, spent);
-      best = std::make_pair(ClusterPlan::baseline_plan(), seconds[1]);
+                    baseline * 1e3, best ? best->second * 1e3 : 0.0, tried, spent);
+      best = std::make_pair(ClusterPlan::baseline_plan(), baseline);
     }
     origin = text;
     step_ = 0;
