@@ -28,9 +28,11 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "kernels/cluster.cuh"
 #include "kernels/cuda_check.hpp"
@@ -70,7 +72,6 @@ __device__ __forceinline__ void load_async_pack(Real* shared, const Real* global
 }
 __device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 __device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void wait_loads_but_newest() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 // ------------------------------------------------------------- 2D kernel ---
 
@@ -136,6 +137,8 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
   auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
   const int tid = tx + ty * bx, nthreads = bx * by;
+  const int lx = tx * V;  // the thread's pack column in shared memory, every step
+  const bool whole = !face_in_pack(ax, xbase + lx, V);  // no Dirichlet x face point in it
 
   // Load what step 1 reads; Dirichlet face points are g in both levels (no
   // step writes them).
@@ -219,63 +222,58 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
     }
 
     // (c) the stencil over the step's region, less faces and ghosts. A
-    // thread owns packs of V points aligned in shared memory and walks down
-    // a strip of rows with the 2r+1 packs along y in registers; packs that
-    // straddle the region's edge compute every point but store only the
-    // region's (the rest read neighbours nobody needs).
-    const int rx0 = x0 - left, rx1 = x0 + TX + left;
-    const int cx0 = max(rx0, ax.upd_lo), cx1 = min(rx1, ax.upd_hi);
+    // thread owns the pack of V points at shared column lx (threads span the
+    // row) and walks down a strip of rows with the 2r+1 packs along y in
+    // registers; packs that straddle the region's edge compute and store
+    // every point (the rest read neighbours nobody needs; no step reads
+    // them, ghosts are refilled before use).
+    const int cx0 = max(x0 - left, ax.upd_lo), cx1 = min(x0 + TX + left, ax.upd_hi);
     const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
     const bool starting = Wave && start && s == 1;
     const int per_thread = (cy1 - cy0 + by - 1) >> geo.thread_rows_log2;
     const int ya = cy0 + ty * per_thread, yb = min(ya + per_thread, cy1);
-    if (ya < yb) {
-      const int keep_lo = cx0 - xbase, keep_hi = cx1 - xbase;  // shared columns stored
-      for (int g = keep_lo / V + tx; g * V < keep_hi; g += bx) {
-        const int lx = g * V;
-        // Points of the pack outside the region are stored too (no step
-        // reads them, ghosts are refilled before use) except a Dirichlet
-        // face point, which must stay g.
-        const bool whole = !face_in_pack(ax, xbase + lx, V);
-        const Real* a = A + (ya - ybase) * W + lx;
-        Real* b = Bf + (ya - ybase) * W + lx;
-        Vec column[2 * R + 1];  // the packs at y - R + j
+    if (ya < yb && xbase + lx + V > cx0 && xbase + lx < cx1) {
+      const Real* a = A + (ya - ybase) * W + lx;
+      Real* b = Bf + (ya - ybase) * W + lx;
+      Vec column[2 * R + 1];  // the packs at y - R + j
 #pragma unroll
-        for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
+      for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
 #pragma unroll(2 * R + 1)  // the window shifts by renaming registers
-        for (int y = ya; y < yb; ++y, a += W, b += W) {
-          column[2 * R] = load_pack(a + R * W);
-          Real left_x[R + 1], right_x[R + 1];  // x neighbours past the pack's ends
+      for (int y = ya; y < yb; ++y, a += W, b += W) {
+        column[2 * R] = load_pack(a + R * W);
+        Real left_x[R + 1], right_x[R + 1];  // x neighbours past the pack's ends
 #pragma unroll
-          for (int m = 1; m <= R; ++m) left_x[m] = a[-m], right_x[m] = a[V - 1 + m];
-          Vec result;
-          if constexpr (Wave) result = load_pack(b);  // u^{m-1}
+        for (int m = 1; m <= R; ++m) left_x[m] = a[-m], right_x[m] = a[V - 1 + m];
+        Vec result;
+        if constexpr (Wave) result = load_pack(b);  // u^{m-1}
 #pragma unroll
-          for (int v = 0; v < V; ++v) {
-            const Real centre = column[R].v[v];
-            Real minus[R + 1], plus[R + 1];
+        for (int v = 0; v < V; ++v) {
+          const Real centre = column[R].v[v];
+          Real minus[R + 1], plus[R + 1];
 #pragma unroll
-            for (int j = 1; j <= R; ++j) {
-              minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
-              plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
-            }
-            Real lap_value = lap.along(0, centre, minus, plus);
-#pragma unroll
-            for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
-            lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
-            if constexpr (!Wave) result.v[v] = up.heat(centre, lap_value);
-            else result.v[v] = starting ? up.wave_start(centre, result.v[v], lap_value) : up.wave(centre, result.v[v], lap_value);
+          for (int j = 1; j <= R; ++j) {
+            minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
+            plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
           }
-          if (whole) {
-            store_pack(b, result);
-          } else {
+          Real lap_value = lap.along(0, centre, minus, plus);
 #pragma unroll
-            for (int v = 0; v < V; ++v)
-              if (lx + v >= keep_lo && lx + v < keep_hi) b[v] = result.v[v];
-          }
-#pragma unroll
-          for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
+          for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+          lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
+          if constexpr (!Wave) result.v[v] = up.heat(centre, lap_value);
+          else result.v[v] = starting ? up.wave_start(centre, result.v[v], lap_value) : up.wave(centre, result.v[v], lap_value);
         }
+        store_pack(b, result);
+#pragma unroll
+        for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
+      }
+      // The whole-pack stores wrote over a Dirichlet face point of the
+      // pack: it keeps g (a pass after the strip, not a branch a row).
+      if (!whole) {
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          for (int side = 0; side < 2; ++side)
+            if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet && xbase + lx + v == (side == 0 ? 0 : ax.n - 1))
+              for (int y = ya; y < yb; ++y) Bf[(y - ybase) * W + lx + v] = static_cast<Real>(ax.face[side].value);
       }
     }
     // (d) publish the new level; swap.
@@ -312,223 +310,294 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
 // ------------------------------------------------------------- 3D kernel ---
 //
 // A block owns a tile_x x tile_y column of the grid and streams it along z
-// through a slab of tile_z planes, advancing `steps` levels in a pipeline:
-// level t (t = 1..steps) computes plane z = zs + i - t(r+1) in iteration i,
-// from planes z-r..z+r of level t-1, all of which an earlier iteration made.
-// So every level works in every iteration with one barrier between
-// iterations, and each level keeps only a ring of the last P planes (P =
-// 2r+2, the wave 2r+3: it also reads level t-2 at plane z) in shared memory.
-// Level 0 is loaded from global memory (the wave's u^{n-1} has a ring of its
-// own), level `steps` goes straight to global memory. As in 2D, the x-y
-// region of level t is the tile plus (steps-t)r, and so is the z range of the
-// slab: only that outer halo is computed twice. Ghosts of physical faces:
-// x and y ghosts of each new plane, and z ghost planes, from FaceRule after
-// the barrier; Dirichlet face points are written as g by the stencil pass.
+// through a slab of tile_z planes, advancing Steps levels in a pipeline.
+// A thread owns one pack of the block's shared plane, (x, y), at every level
+// for the whole sweep: in iteration i, level t computes its pack of plane
+// p_t = zs + i - t*r. Its z neighbours come from registers: a window of the
+// 2r+1 planes of level t-1 around p_t, which the thread made itself (level 0:
+// loaded). Its x and y neighbours come from shared memory, where each level
+// keeps a ring of its last r+1 planes (level 0 also the planes in flight from
+// global memory, loaded a few planes ahead with cp.async): plane p_t of level
+// t-1 was written r iterations ago, plane p_t + r earlier in this iteration,
+// so one barrier an iteration orders everything. The wave's u^{m-1} at p_t is
+// the oldest plane of level t-2's window (level 1: a ring of u^{n-1} loaded
+// with level 0). Level Steps goes straight to global memory. As in 2D, the
+// x-y region of level t is the tile plus (Steps-t)r, and so is its z range:
+// only that halo is computed twice (by neighbouring blocks). Physical faces:
+// x and y ghosts of the planes of levels 1..Steps-1 from FaceRule after the
+// barrier, z ghost planes inside the windows; Dirichlet face points are g at
+// every level. Steps is a template parameter: the levels unroll, and the
+// windows are registers.
 
-template <int R, class Real, bool Wave>
-__global__ void __launch_bounds__(512) cluster_kernel_3d(const Real* __restrict__ cur, const Real* __restrict__ prev,
-                                                         Real* __restrict__ out_cur, Real* __restrict__ out_prev,
-                                                         const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
-                                                         const TimeUpdate<Real> up, const int steps, const bool start) {
-  using Vec = Pack<Real>;
-  constexpr int V = Vec::width;
-  constexpr int L = R + 1;  // planes a level lags the one before it
-  extern __shared__ __align__(16) unsigned char cluster_shared[];
-  const int W = geo.width, H = geo.rows, P = geo.planes, K = geo.plan.k;
-  const int plane_stride = level_stride<Real>(W, H);
-  // Rings: level 0 and the wave's u^{n-1} hold P+1 planes (the next plane
-  // loads while a level reads the last P), levels 1..k-1 hold P.
-  const int P0 = P + 1, inputs = Wave ? 2 * P0 : P0;
-  constexpr int prev_level = -1;  // the wave's u^{n-1} ring
-  Real* const rings = reinterpret_cast<Real*>(cluster_shared) + V;
-  const ClusterAxis& ax = geo.axis[0];
-  const ClusterAxis& ay = geo.axis[1];
-  const ClusterAxis& az = geo.axis[2];
-  const int TX = geo.plan.tile_x, TY = geo.plan.tile_y, TZ = geo.plan.tile_z, KR = K * R;
-  const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
-  const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
-  const int z0 = az.out_lo + static_cast<int>(blockIdx.z) * TZ, z1 = min(z0 + TZ, az.out_hi);
-  const int xbase = x0 - geo.halo_left, ybase = y0 - KR, zs = z0 - steps * R;
-  auto plane = [&](int level, int z) {  // z >= zs
-    const int slot = level == 0 ? (z - zs) % P0 : level == prev_level ? P0 + (z - zs) % P0 : inputs + (level - 1) * P + (z - zs) % P;
-    return rings + slot * plane_stride;
-  };
-  auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
-  // Threads: a fixed pack column each, rows strided (PW packs a row).
-  const int PW = W / V;
-  const int tid = threadIdx.x + threadIdx.y * blockDim.x;
-  const int pc = tid % PW, tr = tid / PW, row_stride = (blockDim.x * blockDim.y) / PW;
-  const bool active = tr < row_stride;
-  const bool aligned = (geo.lead + xbase) % V == 0;
-  const int iterations = z1 - zs + steps * L;
-  // Level 0 (and the wave's u^{n-1}): plane zl, over the tile and steps*r,
-  // asynchronously (one cp.async group a plane).
-  auto load_plane = [&](int zl) {
-    int gz;
-    if (zl < z1 + steps * R && active && source_coordinate(az, zl, gz)) {
-      const int reach = steps * R;
-      for (int y = y0 - reach + tr; y < y0 + TY + reach; y += row_stride) {
-        int gy;
-        if (!source_coordinate(ay, y, gy)) continue;
-        const long row = geo.lead + (gy + geo.halo) * geo.stride[1] + (gz + geo.halo) * geo.stride[2];
-        load_row(plane(0, zl) + at(xbase, y), cur + row, ax, xbase, x0 - reach, x0 + TX + reach, aligned, pc, PW);
-        if constexpr (Wave) load_row(plane(prev_level, zl) + at(xbase, y), prev + row, ax, xbase, x0 - reach, x0 + TX + reach, aligned, pc, PW);
-      }
+// Blocks an SM the compiler keeps registers for (__launch_bounds__): two
+// (64 registers) for the heat, whose windows fit; one for the wave, which
+// holds one more plane a level and spills at 64 (H100: heat 271 against 205
+// GCells/s, wave 183 against 207; docs/performance.md).
+template <bool Wave>
+constexpr int min_blocks_3d() { return Wave ? 1 : 2; }
+// Levels a 3D launch can pipeline: each holds a window of 2r+1 packs in registers.
+__host__ __device__ constexpr int max_levels_3d(int R) { return R == 1 ? 4 : 3; }
+// Ring planes, powers of 2 (slots by masks). Level 0 (and the wave's
+// u^{n-1}): the 2r+1 that level 1 reads and the rest in flight from global
+// memory (an iteration is shorter than its latency). Levels 1..Steps-1: the
+// r+1 whose x-y neighbours the next level reads.
+__host__ __device__ constexpr int level0_planes_3d() { return 8; }
+__host__ __device__ constexpr int upper_planes_3d(int R) { return R == 1 ? 2 : 4; }
+template <int N>
+__device__ __forceinline__ void wait_loads_but() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// z ghost planes of a window around plane p (p within r of a physical z
+// face): FaceRule from the plane each mirrors, which the window holds. The
+// cases are unrolled so that the window stays in registers.
+template <int R, class Real>
+__device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], const ClusterAxis& az, int p) {
+  constexpr int V = Pack<Real>::width;
+#pragma unroll
+  for (int m = 0; m < R; ++m) {
+    if (az.ghosts[0] && p == m) {  // planes m-r..-1 mirror 2r-2m-j
+#pragma unroll
+      for (int j = 0; j < R - m; ++j)
+#pragma unroll
+        for (int v = 0; v < V; ++v) w[j].v[v] = az.face[0].ghost(m - R + j, w[2 * R - 2 * m - j].v[v]);
     }
-    commit_loads();
-  };
-  load_plane(zs);
-
-  for (int i = 0; i < iterations; ++i) {
-    const int zl = zs + i;
-    load_plane(zl + 1);  // the plane after: in flight while this iteration computes
-    // Levels 1..steps: one plane each.
-    for (int t = 1; t <= steps; ++t) {
-      const int z = zl - t * L, left = (steps - t) * R;
-      if (z < z0 - left || z >= z1 + left || z < az.core_lo || z >= az.core_hi) continue;  // ghost planes: the ghost pass
-      const int cx0 = max(x0 - left, ax.core_lo), cx1 = min(x0 + TX + left, ax.core_hi);
-      const int g = (cx0 - xbase) / V + pc;
-      if (!active || g * V >= cx1 - xbase) continue;
-      const int lx = g * V, x = xbase + lx;
-      const int cy0 = max(y0 - left, ay.core_lo), cy1 = min(y0 + TY + left, ay.core_hi);
-      const bool z_face = (az.ghosts[0] && az.face[0].type == BoundaryType::dirichlet && z == 0) ||
-                          (az.ghosts[1] && az.face[1].type == BoundaryType::dirichlet && z == az.n - 1);
-      const Real z_value = static_cast<Real>(az.face[z == 0 ? 0 : 1].value);
-      const Real* src[2 * R + 1];
+    if (az.ghosts[1] && p == az.n - 1 - m) {  // planes n..n-1-m+r mirror 2r+2m-j
 #pragma unroll
-      for (int j = 0; j <= 2 * R; ++j) src[j] = plane(t - 1, z - R + j) + lx;
-      const Real* older = (t == 1 ? plane(prev_level, z) : plane(t - 2, z)) + lx;  // the wave's u^{m-1}
-      const bool last = t == steps;
-      Real* dst = last ? nullptr : plane(t, z) + lx;
-      // Points of the pack on a Dirichlet x face (g whatever the stencil says).
-      bool x_face[V];
+      for (int j = R + m + 1; j <= 2 * R; ++j)
 #pragma unroll
-      for (int v = 0; v < V; ++v) x_face[v] = face_in_pack(ax, x + v, 1);
-      // The launch's output: the tile, where it is written back.
-      const bool out_z = last && z >= max(z0, az.upd_lo) && z < min(z1, az.upd_hi);
-      const int wx0 = max(max(x0, ax.out_lo), ax.upd_lo), wx1 = min(min(x0 + TX, ax.out_hi), ax.upd_hi);
-      const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
-      const bool whole_x = aligned && x >= wx0 && x + V <= wx1;
-      const long out_plane = geo.lead + x + (z + geo.halo) * geo.stride[2];
-      // Rows strided over the threads of this pack column; the start turns
-      // with the level so that the rows left over go to different threads.
-      const int first = cy0 + (tr + t * (cy1 - cy0)) % row_stride;
-      for (int y = first; y < cy1; y += row_stride) {
-        const int p = (y - ybase) * W;
-        const bool y_face = (ay.ghosts[0] && ay.face[0].type == BoundaryType::dirichlet && y == 0) ||
-                            (ay.ghosts[1] && ay.face[1].type == BoundaryType::dirichlet && y == ay.n - 1);
-        const Vec centre = load_pack(src[R] + p);
-        Real left_x[R + 1], right_x[R + 1];
-#pragma unroll
-        for (int m = 1; m <= R; ++m) left_x[m] = src[R][p - m], right_x[m] = src[R][p + V - 1 + m];
-        Vec below[R + 1], above[R + 1], front[R + 1], back[R + 1];  // y -/+ j, z -/+ j
-#pragma unroll
-        for (int j = 1; j <= R; ++j) {
-          below[j] = load_pack(src[R] + p - j * W), above[j] = load_pack(src[R] + p + j * W);
-          front[j] = load_pack(src[R - j] + p), back[j] = load_pack(src[R + j] + p);
-        }
-        Vec result;
-        if constexpr (Wave) result = load_pack(older + p);
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const Real c = centre.v[v];
-          Real minus[R + 1], plus[R + 1];
-#pragma unroll
-          for (int j = 1; j <= R; ++j) {
-            minus[j] = v - j >= 0 ? centre.v[v - j] : left_x[j - v];
-            plus[j] = v + j < V ? centre.v[v + j] : right_x[v + j - V + 1];
-          }
-          Real lap_value = lap.along(0, c, minus, plus);
-#pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = below[j].v[v], plus[j] = above[j].v[v];
-          lap_value = lap.add_axis(1, lap_value, lap.along(1, c, minus, plus));
-#pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = front[j].v[v], plus[j] = back[j].v[v];
-          lap_value = lap.add_axis(2, lap_value, lap.along(2, c, minus, plus));
-          Real u;
-          if constexpr (!Wave) u = up.heat(c, lap_value);
-          else u = (start && t == 1) ? up.wave_start(c, result.v[v], lap_value) : up.wave(c, result.v[v], lap_value);
-          if (z_face) u = z_value;
-          else if (y_face) u = static_cast<Real>(ay.face[y == 0 ? 0 : 1].value);
-          else if (x_face[v]) u = static_cast<Real>(ax.face[x + v == 0 ? 0 : 1].value);
-          result.v[v] = u;
-        }
-        if (!last) {
-          store_pack(dst + p, result);
-        } else if (out_z && y >= wy0 && y < wy1) {
-          const long q = out_plane + (y + geo.halo) * geo.stride[1];
-          const Real* was = src[R] + p;  // the wave's new u^{n-1}: level steps-1 at plane z
-          if (whole_x) {
-            store_pack(out_cur + q, result);
-            if constexpr (Wave) store_pack(out_prev + q, load_pack(was));
-          } else {
-#pragma unroll
-            for (int v = 0; v < V; ++v) {
-              if (x + v < wx0 || x + v >= wx1) continue;
-              out_cur[q + v] = result.v[v];
-              if constexpr (Wave) out_prev[q + v] = was[v];
-            }
-          }
-        }
-      }
-    }
-    wait_loads_but_newest();
-    __syncthreads();
-
-    // Ghosts of the planes levels 1..steps-1 made in this iteration, where a
-    // physical face is within reach (the next level reads them).
-    const bool near_x = (ax.ghosts[0] && x0 - KR < 0) || (ax.ghosts[1] && x0 + TX + KR > ax.n);
-    const bool near_y = (ay.ghosts[0] && y0 - KR < 0) || (ay.ghosts[1] && y0 + TY + KR > ay.n);
-    const bool near_z = (az.ghosts[0] && z0 - KR < R) || (az.ghosts[1] && z1 + KR > az.n - 1 - R);
-    if (near_x || near_y || near_z) {
-      const int nthreads = blockDim.x * blockDim.y;
-      for (int t = 1; t < steps; ++t) {
-        const int z = zl - t * L, left = (steps - t) * R;
-        if (z < z0 - left || z >= z1 + left) continue;
-        const int vx0 = x0 - left, vx1 = x0 + TX + left, vy0 = y0 - left, vy1 = y0 + TY + left;
-        Real* u = plane(t, z);
-        if (z >= az.core_lo && z < az.core_hi) {
-          if (near_x) {
-            const int first = max(vy0, ay.upd_lo), nrows = min(vy1, ay.upd_hi) - first;
-            for (int k = tid; k < 2 * R * nrows; k += nthreads) {
-              const int y = first + k / (2 * R), j = k % (2 * R), side = j / R;
-              const int x = side == 0 ? j - R : ax.n + j - R, from = ax.face[side].source(x);
-              if (ax.ghosts[side] && x >= vx0 && x < vx1 && from >= vx0 && from < vx1) u[at(x, y)] = ax.face[side].ghost(x, u[at(from, y)]);
-            }
-          }
-          if (near_y) {
-            const int first = max(vx0, ax.upd_lo), ncols = min(vx1, ax.upd_hi) - first;
-            for (int k = tid; k < 2 * R * ncols; k += nthreads) {
-              const int j = k / ncols, x = first + k % ncols, side = j / R;
-              const int y = side == 0 ? j - R : ay.n + j - R, from = ay.face[side].source(y);
-              if (ay.ghosts[side] && y >= vy0 && y < vy1 && from >= vy0 && from < vy1) u[at(x, y)] = ay.face[side].ghost(y, u[at(x, from)]);
-            }
-          }
-        }
-        // z ghost planes: -z from plane z (z = 1..r), and n-1+j from n-1-j when plane n-1+j comes up.
-        int ghost = 0, from = 0, side = -1;
-        if (az.ghosts[0] && z >= 1 && z <= R && -z >= z0 - left) ghost = -z, from = z, side = 0;
-        if (az.ghosts[1] && z >= az.n && z < az.n + R) ghost = z, from = az.face[1].source(z), side = 1;
-        if (side >= 0 && from >= z0 - left) {
-          const Real* s = plane(t, from);
-          Real* d = plane(t, ghost);
-          const int first_x = max(vx0, ax.upd_lo), ncols = min(vx1, ax.upd_hi) - first_x;
-          const int first_y = max(vy0, ay.upd_lo), nrows = min(vy1, ay.upd_hi) - first_y;
-          for (int k = tid; k < ncols * nrows; k += nthreads) {
-            const int x = first_x + k % ncols, y = first_y + k / ncols;
-            d[at(x, y)] = az.face[side].ghost(ghost, s[at(x, y)]);
-          }
-        }
-      }
-      __syncthreads();
+        for (int v = 0; v < V; ++v) w[j].v[v] = az.face[1].ghost(p - R + j, w[2 * R + 2 * m - j].v[v]);
     }
   }
 }
 
+template <int R, class Real, bool Wave, int Steps>
+__global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
+    cluster_kernel_3d(const Real* __restrict__ cur, const Real* __restrict__ prev, Real* __restrict__ out_cur,
+                      Real* __restrict__ out_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
+                      const TimeUpdate<Real> up, int /* steps: Steps */, const bool start) {
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width, reach = Steps * R;
+  // A: level-0 planes in flight; the ring also holds the 2r+1 level 1 reads.
+  constexpr int S0 = level0_planes_3d(), S = upper_planes_3d(R), A = S0 - 2 * R - 1;
+  extern __shared__ __align__(16) unsigned char cluster_shared[];
+  const int W = geo.width, PS = geo.plane;
+  Real* const level0 = reinterpret_cast<Real*>(cluster_shared) + V;
+  Real* const prev0 = level0 + S0 * PS;                   // the wave's u^{n-1}
+  Real* const upper = level0 + (Wave ? 2 : 1) * S0 * PS;  // level t >= 1: planes (t-1)S .. tS-1
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const ClusterAxis& az = geo.axis[2];
+  const int TX = geo.plan.tile_x, TY = geo.plan.tile_y, TZ = geo.plan.tile_z;
+  const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
+  const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
+  const int z0 = az.out_lo + static_cast<int>(blockIdx.z) * TZ, z1 = min(z0 + TZ, az.out_hi);
+  const int xbase = x0 - geo.halo_left, ybase = y0 - geo.plan.k * R, zs = z0 - reach;
+  auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
+  const int x = xbase + static_cast<int>(threadIdx.x) * V, y = ybase + static_cast<int>(threadIdx.y);
+  const int own = at(x, y);  // the thread's pack in a shared plane
+
+  // What the thread does, fixed for the sweep. Levels it computes: its pack
+  // meets the level's x-y region (points past the region are computed too
+  // and never read).
+  unsigned computes = 0;
+#pragma unroll
+  for (int t = 1; t <= Steps; ++t) {
+    const int left = (Steps - t) * R;
+    const int cx0 = max(x0 - left, ax.core_lo), cx1 = min(x0 + TX + left, ax.core_hi);
+    const int cy0 = max(y0 - left, ay.core_lo), cy1 = min(y0 + TY + left, ay.core_hi);
+    if (x + V > cx0 && x < cx1 && y >= cy0 && y < cy1) computes |= 1u << t;
+  }
+  // Lanes on a Dirichlet x or y face keep g at every level (y before x at
+  // edges, as fill_ghosts orders them).
+  unsigned face_lanes = 0;
+  Vec face_value{};
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    for (int a = 1; a >= 0; --a)
+      for (int side = 0; side < 2; ++side) {
+        const ClusterAxis& axis = geo.axis[a];
+        const int c = a == 0 ? x + v : y;
+        if (!(face_lanes >> v & 1) && axis.ghosts[side] && axis.face[side].type == BoundaryType::dirichlet &&
+            c == (side == 0 ? 0 : axis.n - 1))
+          face_lanes |= 1u << v, face_value.v[v] = static_cast<Real>(axis.face[side].value);
+      }
+  // The write-back: updated points of the tile the launch owns.
+  const int wx0 = max(max(x0, ax.out_lo), ax.upd_lo), wx1 = min(min(x0 + TX, ax.out_hi), ax.upd_hi);
+  const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
+  const bool aligned = (geo.lead + xbase) % V == 0;
+  const bool writes = y >= wy0 && y < wy1 && x + V > wx0 && x < wx1, whole_x = aligned && x >= wx0 && x + V <= wx1;
+  const long out_column = geo.lead + x + (y + geo.halo) * geo.stride[1] + geo.halo * geo.stride[2];
+  // The load: the thread's pack of each level-0 plane (whole where the pack
+  // lies in stored data, point by point at faces and wrapped axes).
+  const int lx0 = x0 - reach, lx1 = x0 + TX + reach;
+  int gy = 0;
+  const bool loads = y >= y0 - reach && y < y0 + TY + reach && x + V > lx0 && x < lx1 && source_coordinate(ay, y, gy);
+  const bool load_whole = aligned && x >= (ax.periodic ? 0 : ax.load_lo) && x + V <= (ax.periodic ? ax.n : ax.load_hi);
+  const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
+  const int iterations = z1 + reach - zs;  // level-0 planes zs .. z1+reach-1
+  auto load_plane = [&](int i) {
+    int gz;
+    if (loads && i < iterations && source_coordinate(az, zs + i, gz)) {
+      const long offset = row + (gz + geo.halo) * geo.stride[2];
+      const int slot = (i & (S0 - 1)) * PS + own;
+      if (load_whole) {
+        load_async_pack(level0 + slot, cur + offset + x);
+        if constexpr (Wave) load_async_pack(prev0 + slot, prev + offset + x);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          int gx;
+          if (x + v < lx0 || x + v >= lx1 || !source_coordinate(ax, x + v, gx)) continue;
+          load_async(level0 + slot + v, cur + offset + gx);
+          if constexpr (Wave) load_async(prev0 + slot + v, prev + offset + gx);
+        }
+      }
+    }
+    commit_loads();
+  };
+  // Whether a face's ghosts are within reach of the block (x, y) or slab (z).
+  const bool near_xy = (ax.ghosts[0] && x0 - reach < 0) || (ax.ghosts[1] && x0 + TX + reach > ax.n) ||
+                       (ay.ghosts[0] && y0 - reach < 0) || (ay.ghosts[1] && y0 + TY + reach > ay.n);
+  // Level t computes (plane zs + i - t*r is inside its slab and not a ghost
+  // plane) in iterations [first[t], last[t]); level Steps writes back in
+  // [out_first, out_last). Block-uniform, fixed for the sweep.
+  int first[Steps + 1], last[Steps + 1];
+#pragma unroll
+  for (int t = 1; t <= Steps; ++t) {
+    const int left = (Steps - t) * R;
+    first[t] = max(z0 - left, az.core_lo) - zs + t * R, last[t] = min(z1 + left, az.core_hi) - zs + t * R;
+  }
+  const int out_first = max(z0, az.upd_lo) - zs + reach, out_last = min(z1, az.upd_hi) - zs + reach;
+
+  // window[t-2]: level t-1's planes p_t - r .. p_t + r for level t >= 2 (level 1 reads level 0's ring).
+  Vec window[Steps > 1 ? Steps - 1 : 1][2 * R + 1];
+#pragma unroll
+  for (int i = 0; i < A; ++i) load_plane(i);
+  for (int i = 0; i < iterations; ++i) {
+    wait_loads_but<A - 1>();  // plane i has landed
+    __syncthreads();
+    load_plane(i + A);  // lands while the next A iterations compute
+
+    // x and y ghosts of the planes levels 1..Steps-1 made in the last
+    // iteration, where a physical face is within reach (the next level reads
+    // them r iterations later).
+    if (near_xy && i > 0) {
+      const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+      for (int t = 1; t < Steps; ++t) {
+        const int q = i - 1 - t * R;
+        if (i - 1 < first[t] || i - 1 >= last[t]) continue;
+        const int left = (Steps - t) * R;
+        const int vx0 = x0 - left, vx1 = x0 + TX + left, vy0 = y0 - left, vy1 = y0 + TY + left;
+        Real* u = upper + ((t - 1) * S + (q & (S - 1))) * PS;
+        for (int k = tid; k < 2 * R * (vy1 - vy0); k += nthreads) {
+          const int yy = vy0 + k / (2 * R), j = k % (2 * R), side = j / R;
+          const int xx = side == 0 ? j - R : ax.n + j - R, from = ax.face[side].source(xx);
+          if (ax.ghosts[side] && yy >= ay.upd_lo && yy < ay.upd_hi && xx >= vx0 && xx < vx1 && from >= vx0 && from < vx1)
+            u[at(xx, yy)] = ax.face[side].ghost(xx, u[at(from, yy)]);
+        }
+        for (int k = tid; k < 2 * R * (vx1 - vx0); k += nthreads) {
+          const int j = k / (vx1 - vx0), xx = vx0 + k % (vx1 - vx0), side = j / R;
+          const int yy = side == 0 ? j - R : ay.n + j - R, from = ay.face[side].source(yy);
+          if (ay.ghosts[side] && xx >= ax.upd_lo && xx < ax.upd_hi && yy >= vy0 && yy < vy1 && from >= vy0 && from < vy1)
+            u[at(xx, yy)] = ay.face[side].ghost(yy, u[at(xx, from)]);
+        }
+      }
+      __syncthreads();
+    }
+
+#pragma unroll
+    for (int t = 1; t <= Steps; ++t) {
+      const int q = i - t * R, p = zs + q;
+      Vec result{};
+      if (i >= first[t] && i < last[t] && (computes >> t & 1)) {
+        // Level t-1's planes p-r..p+r at (x, y): level 0 from its ring, the others from the window.
+        Vec column[2 * R + 1];
+        if (t == 1) {
+#pragma unroll
+          for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(level0 + ((q - R + j) & (S0 - 1)) * PS + own);
+        } else {
+          if ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R)) mirror_z_ghosts<R>(window[t >= 2 ? t - 2 : 0], az, p);
+#pragma unroll
+          for (int j = 0; j <= 2 * R; ++j) column[j] = window[t >= 2 ? t - 2 : 0][j];
+        }
+        const Real* c = (t == 1 ? level0 + (q & (S0 - 1)) * PS : upper + ((t - 2) * S + (q & (S - 1))) * PS) + own;
+        const Vec mid = load_pack(c);
+        Real left_x[R + 1], right_x[R + 1];
+        Vec below[R + 1], above[R + 1];
+#pragma unroll
+        for (int j = 1; j <= R; ++j) {
+          left_x[j] = c[-j], right_x[j] = c[V - 1 + j];
+          below[j] = load_pack(c - j * W), above[j] = load_pack(c + j * W);
+        }
+        if constexpr (Wave) {  // u^{m-1} at p: level t-2
+          if (t == 1) result = load_pack(prev0 + (q & (S0 - 1)) * PS + own);
+          else if (t == 2) result = load_pack(level0 + (q & (S0 - 1)) * PS + own);
+          else result = window[t >= 3 ? t - 3 : 0][0];
+        }
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const Real centre = mid.v[v];
+          Real minus[R + 1], plus[R + 1];
+#pragma unroll
+          for (int j = 1; j <= R; ++j) {
+            minus[j] = v - j >= 0 ? mid.v[v - j] : left_x[j - v];
+            plus[j] = v + j < V ? mid.v[v + j] : right_x[v + j - V + 1];
+          }
+          Real lap_value = lap.along(0, centre, minus, plus);
+#pragma unroll
+          for (int j = 1; j <= R; ++j) minus[j] = below[j].v[v], plus[j] = above[j].v[v];
+          lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
+#pragma unroll
+          for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+          lap_value = lap.add_axis(2, lap_value, lap.along(2, centre, minus, plus));
+          if constexpr (!Wave) result.v[v] = up.heat(centre, lap_value);
+          else result.v[v] = start && t == 1 ? up.wave_start(centre, result.v[v], lap_value) : up.wave(centre, result.v[v], lap_value);
+        }
+        // Dirichlet face points keep g, z faces first (rare: a branch, not a select a point).
+        const int z_side = p == 0 ? 0 : 1;
+        if ((p == 0 || p == az.n - 1) && az.ghosts[z_side] && az.face[z_side].type == BoundaryType::dirichlet) {
+#pragma unroll
+          for (int v = 0; v < V; ++v) result.v[v] = static_cast<Real>(az.face[z_side].value);
+        } else if (face_lanes) {
+#pragma unroll
+          for (int v = 0; v < V; ++v)
+            if (face_lanes >> v & 1) result.v[v] = face_value.v[v];
+        }
+        if (t < Steps) {
+          store_pack(upper + ((t - 1) * S + (q & (S - 1))) * PS + own, result);
+        } else if (writes && i >= out_first && i < out_last) {
+          const long out = out_column + p * geo.stride[2];
+          if (whole_x) {
+            store_pack(out_cur + out, result);
+            if constexpr (Wave) store_pack(out_prev + out, mid);  // the new u^{n-1}: level Steps-1 at p
+          } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+              if (x + v < wx0 || x + v >= wx1) continue;
+              out_cur[out + v] = result.v[v];
+              if constexpr (Wave) out_prev[out + v] = mid.v[v];
+            }
+          }
+        }
+      }
+      if (t < Steps) {
+#pragma unroll
+        for (int j = 0; j < 2 * R; ++j) window[t - 1][j] = window[t - 1][j + 1];
+        window[t - 1][2 * R] = result;
+      }
+    }
+  }
+}
+
+// The 3D kernel for a launch of `steps` steps (1..max_levels_3d(R)).
+template <int R, class Real, bool Wave, int... S>
+auto kernels_3d(std::integer_sequence<int, S...>) {
+  return std::array{cluster_kernel_3d<R, Real, Wave, S + 1>...};
+}
+
 template <int D, int R, class Real, bool Wave>
-constexpr auto kernel_for() {
+auto kernel_for(int steps) {
   if constexpr (D == 2) return cluster_kernel_2d<R, Real, Wave>;
-  else return cluster_kernel_3d<R, Real, Wave>;
+  else return kernels_3d<R, Real, Wave>(std::make_integer_sequence<int, max_levels_3d(R)>{})[steps - 1];
 }
 
 int round_up(int n, int m) { return (n + m - 1) / m * m; }
@@ -588,22 +657,25 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
              false;
     geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
     threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
+    threads_y_ = q.threads_y;
     // Both levels, each with its pad.
     shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(level_stride<Real>(geo_.width, geo_.rows));
   } else {
-    if (q.blocks() != 1 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || q.tile_z < 1 || !power_of_2)
-      return reason = "invalid cluster plan (" + q.text() + "): 3D runs clusters of 1 block (no DSMEM yet), k >= 1, tiles >= 2r, "
-                      "tile_z >= 1, warps a power of 2", false;
+    if (q.blocks() != 1 || q.k < 1 || q.k > max_levels_3d(R) || q.tile_x < 2 * R || q.tile_y < 2 * R || q.tile_z < 1 ||
+        q.threads_y != 1)
+      return reason = "invalid cluster plan (" + q.text() + "): 3D runs clusters of 1 block (no DSMEM yet), k from 1 to " +
+                      std::to_string(max_levels_3d(R)) + " for radius " + std::to_string(R) +
+                      ", tiles >= 2r, tile_z >= 1, threads_y 1 (a thread a pack of the plane)",
+             false;
     geo_.rows = q.tile_y + 2 * KR;
-    geo_.planes = 2 * R + 2 + (wave_ ? 1 : 0);  // ring depth: what the next level (and the wave's next-but-one) reads
-    threads_x_ = 32;                            // blocks of threads_y warps, a pack column per thread
-    if (32 * q.threads_y < geo_.width / V)
-      return reason = "cluster plan (" + q.text() + "): fewer threads than packs in a row", false;
-    const int slots = (wave_ ? 2 : 1) * (geo_.planes + 1) + (q.k - 1) * geo_.planes;  // as the kernel's rings
+    threads_x_ = geo_.width / V;
+    threads_y_ = geo_.rows;  // a thread a pack of the shared plane
+    const int slots = (wave_ ? 2 : 1) * level0_planes_3d() + (q.k - 1) * upper_planes_3d(R);  // as the kernel's rings
     shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * level_stride<Real>(geo_.width, geo_.rows);
   }
-  if (threads_x_ * q.threads_y > 512)
-    return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * q.threads_y) + " threads a block (at most 512)", false;
+  geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
+  if (threads_x_ * threads_y_ > 512)
+    return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * threads_y_) + " threads a block (at most 512)", false;
   cudaDeviceProp prop{};
   HW_CUDA(cudaGetDeviceProperties(&prop, device));
   if (shared_bytes_ > prop.sharedMemPerBlockOptin)
@@ -617,20 +689,30 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
   update_ = {static_cast<Real>(problem.config.alpha * dt), static_cast<Real>(c * c * dt * dt), static_cast<Real>(0.5 * c * c * dt * dt),
              static_cast<Real>(dt)};
 
-  auto occupancy = [&](auto kernel) {
-    HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes_)));
-    if (q.blocks() > 8) HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  // Every kernel the plan launches (3D: one a step count) may use the
+  // shared memory; the plan's own step count sets the occupancy.
+  auto occupancy = [&](auto kernel_of) {
+    for (int s = 1; s <= (D == 3 ? q.k : 1); ++s) {
+      HW_CUDA(cudaFuncSetAttribute(kernel_of(s), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes_)));
+      // As much shared memory as the SM has: blocks an SM are limited by it, not by L1.
+      HW_CUDA(cudaFuncSetAttribute(kernel_of(s), cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+      if (q.blocks() > 8) HW_CUDA(cudaFuncSetAttribute(kernel_of(s), cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    }
     cudaLaunchAttribute attribute[1];
     cudaLaunchConfig_t config = launch_config(attribute, 0, nullptr);
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel_of(q.k), &config) != cudaSuccess) {
       cudaGetLastError();
       return 0;
     }
     return clusters;
   };
-  if (R == 1) active_clusters_ = wave_ ? occupancy(kernel_for<D, 1, Real, true>()) : occupancy(kernel_for<D, 1, Real, false>());
-  else active_clusters_ = wave_ ? occupancy(kernel_for<D, 2, Real, true>()) : occupancy(kernel_for<D, 2, Real, false>());
+  if (R == 1)
+    active_clusters_ = wave_ ? occupancy([](int s) { return kernel_for<D, 1, Real, true>(s); })
+                             : occupancy([](int s) { return kernel_for<D, 1, Real, false>(s); });
+  else
+    active_clusters_ = wave_ ? occupancy([](int s) { return kernel_for<D, 2, Real, true>(s); })
+                             : occupancy([](int s) { return kernel_for<D, 2, Real, false>(s); });
   if (active_clusters_ <= 0)
     return reason = "cudaOccupancyMaxActiveClusters is 0 for the plan (" + q.text() + "): clusters of " +
                     std::to_string(q.blocks()) + " blocks with " + std::to_string(shared_bytes_ / 1024) + " KiB each cannot be co-scheduled",
@@ -655,7 +737,7 @@ cudaLaunchConfig_t ClusterKernel<D, Real>::launch_config(cudaLaunchAttribute* at
   else
     config.gridDim = dim3((extent(0) + q.tile_x - 1) / q.tile_x, (extent(1) + q.tile_y - 1) / q.tile_y,
                           (extent(2) + q.tile_z - 1) / q.tile_z);
-  config.blockDim = dim3(threads_x_, q.threads_y);
+  config.blockDim = dim3(threads_x_, threads_y_);
   config.dynamicSmemBytes = shared_bytes_;
   config.stream = stream;
   attribute[0].id = cudaLaunchAttributeClusterDimension;
@@ -673,11 +755,11 @@ void ClusterKernel<D, Real>::launch(const Real* cur, const Real* prev, Real* out
   cudaLaunchAttribute attribute[1];
   const cudaLaunchConfig_t config = launch_config(attribute, ahead, stream);
   if (radius_ == 1) {
-    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, true>(), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
-    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, false>(), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
+    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, true>(steps), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
+    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, false>(steps), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
   } else {
-    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, true>(), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
-    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, false>(), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
+    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, true>(steps), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
+    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, false>(steps), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
   }
   HW_CUDA(cudaGetLastError());
 }

@@ -34,7 +34,8 @@ struct ClusterGeometry {
   long stride[D] = {};
   ClusterPlan plan;
   int halo_left = 0;                    // shared column 0 is this far left of the tile (k*r rounded up to packs)
-  int width = 0, rows = 0, planes = 0;  // shared-memory extents per level
+  int width = 0, rows = 0;              // shared-memory extents of a level (a plane in 3D)
+  int plane = 0;                        // shared-memory stride from one level (3D: plane) to the next
   int thread_rows_log2 = 0;             // log2 plan.threads_y: strips of rows per thread by shifts
 };
 
@@ -64,7 +65,7 @@ class ClusterKernel {
   TimeUpdate<Real> update_{};
   int radius_ = 1;
   bool wave_ = false;
-  int threads_x_ = 32;
+  int threads_x_ = 32, threads_y_ = 1;  // block shape
   std::size_t shared_bytes_ = 0;
   int active_clusters_ = 0;
 };

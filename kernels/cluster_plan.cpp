@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
+#include <utility>
 #include <unistd.h>
 
 #include "io/errors.hpp"
@@ -18,7 +19,7 @@ std::string ClusterPlan::text() const {
   if (baseline()) return "the baseline step kernel";
   std::string tile = std::to_string(tile_x) + "x" + std::to_string(tile_y) + (tile_z > 0 ? "x" + std::to_string(tile_z) : "");
   return "cluster " + std::to_string(cluster_x) + "x" + std::to_string(cluster_y) + ", tile " + tile + ", k " + std::to_string(k) +
-         ", " + std::to_string(threads_y) + " thread rows";
+         (tile_z > 0 ? "" : ", " + std::to_string(threads_y) + " thread rows");  // 3D: a thread a pack
 }
 
 std::string ClusterPlan::fields() const {
@@ -49,11 +50,18 @@ ClusterPlan plan_2d(int cluster_y, int width, int tile_y, int k, int radius, int
   return p;
 }
 
-// 3D: a tile_xy x tile_xy column streamed along z in slabs of tile_z planes.
-ClusterPlan plan_3d(int tile_xy, int tile_z, int k, int warps) {
+// 3D: a tile_x x tile_y column streamed along z in slabs of tile_z planes, a
+// thread a pack of the shared plane (the tile and k*r on each side).
+ClusterPlan plan_3d(int tile_x, int tile_y, int tile_z, int k) {
   ClusterPlan p;
-  p.tile_x = p.tile_y = tile_xy, p.tile_z = tile_z, p.k = k, p.threads_y = warps;
+  p.tile_x = tile_x, p.tile_y = tile_y, p.tile_z = tile_z, p.k = k, p.threads_y = 1;
   return p;
+}
+
+// Threads a 3D block of the plan has (kernels/cluster.cu: at most 512).
+int threads_3d(const ClusterPlan& p, int radius, int pack) {
+  const int kr = p.k * radius, left = (kr + pack - 1) / pack * pack;
+  return (left + p.tile_x + kr + pack - 1) / pack * (p.tile_y + 2 * kr);
 }
 
 }  // namespace
@@ -63,15 +71,16 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
   const int R = problem.config.radius;
   const bool f64 = problem.config.precision == Precision::float64;
   if (problem.dims == 3) {
-    // Rings of 2r+2 (the wave 2r+3) planes per level: two blocks an SM.
+    // H100, 512^3 (docs/performance.md): 250-400 threads a block, two an SM.
     const bool wave = problem.config.equation == Equation::wave;
-    const int k = R == 1 ? 3 : 2;
-    return plan_3d(f64 || wave ? 24 : 40, 64, k, 8);
+    if (R == 1) return f64 ? plan_3d(24, 24, 64, 2) : wave ? plan_3d(24, 24, 64, 3) : plan_3d(32, 32, 64, 3);
+    return f64 ? plan_3d(16, 24, 64, 2) : plan_3d(32, 32, 64, 2);
   }
   const int k = R == 1 ? 8 : 4;
-  // H100, 16384^2 (docs/performance.md): two or three blocks an SM, eight or
-  // four warps each, no DSMEM (cluster size 1 was the fastest).
-  return f64 ? plan_2d(1, 128, 32, k, R, 4) : plan_2d(1, 128, 88, k, R, 8);
+  // H100, 16384^2 (docs/performance.md): 128 points wide, 88 rows, 8 thread
+  // rows (fp32: two 106 KiB blocks an SM; fp64: one of 213 KiB), no DSMEM
+  // (cluster size 1 was the fastest).
+  return plan_2d(1, 128, 88, k, R, 8);
 }
 
 ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
@@ -102,15 +111,19 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     out.push_back(p);
   };
   if (problem.dims == 3) {
-    for (int tile : {24, 32, 40})
-      for (int k : {2, 3, 4}) add(plan_3d(tile, 64, R == 1 ? k : (k + 1) / 2, 8));
-    add(plan_3d(32, 128, R == 1 ? 3 : 2, 8));
-    add(plan_3d(32, 32, R == 1 ? 3 : 2, 8));
-    add(plan_3d(24, 64, R == 1 ? 3 : 2, 4));
+    const int pack = f64 ? 2 : 4, max_k = R == 1 ? 4 : 3;
+    for (auto [tx, ty] : {std::pair{32, 32}, {24, 24}, {56, 24}, {16, 32}, {64, 16}})
+      for (int k = 2; k <= max_k; ++k) {
+        const ClusterPlan p = plan_3d(tx, ty, 64, k);
+        if (threads_3d(p, R, pack) <= 512) add(p);
+      }
+    const ClusterPlan d = out.front();
+    add(plan_3d(d.tile_x, d.tile_y, 128, d.k));
+    add(plan_3d(d.tile_x, d.tile_y, 32, d.k));
     return out;
   }
   if (f64) {
-    for (int tile_y : {16, 32, 48}) add(plan_2d(1, 128, tile_y, k, R, 4)), add(plan_2d(1, 128, tile_y, k, R, 8));
+    for (int tile_y : {32, 64}) add(plan_2d(1, 128, tile_y, k, R, 4)), add(plan_2d(1, 128, tile_y, k, R, 8));
     add(plan_2d(1, 64, 64, k, R, 8));
     add(plan_2d(2, 128, 32, k, R, 4));
     add(plan_2d(1, 128, 32, k / 2, R, 4));

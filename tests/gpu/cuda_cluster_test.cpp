@@ -116,14 +116,23 @@ TEST(GpuCluster, Wave2D) {
     }
 }
 
-// 3D: clusters of one block streaming z; plans cluster_x,cluster_y,tile_x,tile_y,tile_z,k,warps.
+// 3D: clusters of one block streaming z, a thread a pack (threads_y 1).
 const char* plans_3d[] = {
     nullptr,             // autotuned
-    "1,1,8,8,8,3,4",     // many small tiles and slabs: every face in reach
-    "1,1,16,8,5,2,2",    // k = 2, slabs that divide nothing
-    "1,1,12,12,64,3,8",  // one slab spans z
-    "1,1,8,16,4,1,4",    // one step a launch
+    "1,1,8,8,8,3,1",     // many small tiles and slabs: every face in reach
+    "1,1,16,8,5,2,1",    // k = 2, slabs that divide nothing
+    "1,1,12,12,64,3,1",  // one slab spans z
+    "1,1,8,16,4,1,1",    // one step a launch
 };
+
+// The deepest 3D pipelines: k = 4 at radius 1 (3 at radius 2), remainders of 1..3 steps.
+TEST(GpuCluster, DeepPipelines3D) {
+  for (const char* eq : {"heat", "wave"}) {
+    check_cluster<float, 3>(eq, 1, "[23, 18, 30]", 7, 2, "1,1,16,12,9,4,1");
+    check_cluster<double, 3>(eq, 1, "[23, 18, 30]", 6, 1, "1,1,16,12,40,4,1");
+    check_cluster<float, 3>(eq, 2, "[23, 18, 30]", 5, 2, "1,1,16,12,9,3,1");
+  }
+}
 
 TEST(GpuCluster, Heat3D) {
   for (const char* plan : plans_3d)
@@ -190,7 +199,8 @@ void expect_fallback(const char* plan, int radius, const char* grid, const char*
 }
 
 TEST(GpuCluster, FallsBackWithAReason) {
-  expect_fallback<3, float>("1,2,16,16,16,2,4", 1, "[19, 13, 11]", "3D runs clusters of 1 block");  // no DSMEM in 3D yet
+  expect_fallback<3, float>("1,2,16,16,16,2,1", 1, "[19, 13, 11]", "3D runs clusters of 1 block");  // no DSMEM in 3D yet
+  expect_fallback<3, float>("1,1,16,16,16,4,1", 2, "[19, 13, 11]", "k from 1 to 3 for radius 2");     // windows in registers
   expect_fallback<2, float>("1,2,3,8,0,2,1", 2, "[37, 29]", "invalid cluster plan");               // a tile narrower than 2r
   expect_fallback<2, double>("1,2,64,512,0,8,1", 1, "[37, 29]", "KiB of shared memory");            // more than a block may have
 }
