@@ -313,42 +313,40 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
 // through a slab of tile_z planes, advancing Steps levels in a pipeline.
 // A thread owns one pack of the block's shared plane, (x, y), at every level
 // for the whole sweep: in iteration i, level t computes its pack of plane
-// p_t = zs + i - t*r. Its z neighbours come from registers: a window of the
-// 2r+1 planes of level t-1 around p_t, which the thread made itself (level 0:
-// loaded). Its x and y neighbours come from shared memory, where each level
-// keeps a ring of its last r+1 planes (level 0 also the planes in flight from
-// global memory, loaded a few planes ahead with cp.async): plane p_t of level
-// t-1 was written r iterations ago, plane p_t + r earlier in this iteration,
-// so one barrier an iteration orders everything. The wave's u^{m-1} at p_t is
-// the oldest plane of level t-2's window (level 1: a ring of u^{n-1} loaded
-// with level 0). Level Steps goes straight to global memory. As in 2D, the
-// x-y region of level t is the tile plus (Steps-t)r, and so is its z range:
-// only that halo is computed twice (by neighbouring blocks). Physical faces:
-// x and y ghosts of the planes of levels 1..Steps-1 from FaceRule after the
-// barrier, z ghost planes inside the windows; Dirichlet face points are g at
-// every level. Steps is a template parameter: the levels unroll, and the
-// windows are registers.
+// p_t = zs + i - t*r from level t-1's planes p_t-r..p_t+r. Each level keeps a
+// ring of its last 2r+1 planes in shared memory (level 0 also the planes in
+// flight from global memory, loaded a few planes ahead with cp.async; the
+// wave's u^{n-1} a ring of its own): plane p_t+r of level t-1 was written
+// earlier in this iteration by the same thread (its z neighbours are its own
+// pack), the others in earlier iterations, so one barrier an iteration orders
+// everything. The wave's u^{m-1} at p_t is level t-2's plane p_t, still in
+// its ring. Level Steps goes straight to global memory. As in 2D, the x-y
+// region of level t is the tile plus (Steps-t)r, and so is its z range: only
+// that halo is computed twice (by neighbouring blocks). Physical faces: x and
+// y ghosts of the planes of levels 1..Steps-1 from FaceRule after the
+// barrier, z ghost planes mirrored as they are read; Dirichlet face points
+// are g at every level. Steps is a template parameter: the levels unroll.
 
-// Blocks an SM the compiler keeps registers for (__launch_bounds__): two
-// (64 registers) for the heat, whose windows fit; one for the wave, which
-// holds one more plane a level and spills at 64 (H100: heat 271 against 205
-// GCells/s, wave 183 against 207; docs/performance.md).
+// Blocks an SM the compiler keeps registers for (__launch_bounds__): the
+// heat fits 64 registers (two blocks of up to 512 threads), the wave, which
+// also reads u^{m-1}, gains nothing from two (H100, 512^3: docs/performance.md).
 template <bool Wave>
 constexpr int min_blocks_3d() { return Wave ? 1 : 2; }
-// Levels a 3D launch can pipeline: each holds a window of 2r+1 packs in registers.
+// Levels a 3D launch can pipeline (each is unrolled code; deeper pipelines
+// recompute more halo than they save).
 __host__ __device__ constexpr int max_levels_3d(int R) { return R == 1 ? 4 : 3; }
-// Ring planes, powers of 2 (slots by masks). Level 0 (and the wave's
-// u^{n-1}): the 2r+1 that level 1 reads and the rest in flight from global
-// memory (an iteration is shorter than its latency). Levels 1..Steps-1: the
-// r+1 whose x-y neighbours the next level reads.
+// Ring planes. Level 0 (and the wave's u^{n-1}): the 2r+1 that level 1
+// reads and the rest in flight from global memory (an iteration is shorter
+// than its latency), a power of 2 (slots by masks). Levels 1..Steps-1: the
+// 2r+1 that the next level reads.
 __host__ __device__ constexpr int level0_planes_3d() { return 8; }
-__host__ __device__ constexpr int upper_planes_3d(int R) { return R == 1 ? 2 : 4; }
+__host__ __device__ constexpr int upper_planes_3d(int R) { return 2 * R + 1; }
 template <int N>
 __device__ __forceinline__ void wait_loads_but() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
-// z ghost planes of a window around plane p (p within r of a physical z
-// face): FaceRule from the plane each mirrors, which the window holds. The
-// cases are unrolled so that the window stays in registers.
+// z ghost planes of a column of 2r+1 planes around plane p (p within r of a
+// physical z face): FaceRule from the plane each mirrors, which the column
+// holds. The cases are unrolled so that the column stays in registers.
 template <int R, class Real>
 __device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], const ClusterAxis& az, int p) {
   constexpr int V = Pack<Real>::width;
@@ -468,8 +466,6 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
   }
   const int out_first = max(z0, az.upd_lo) - zs + reach, out_last = min(z1, az.upd_hi) - zs + reach;
 
-  // window[t-2]: level t-1's planes p_t - r .. p_t + r for level t >= 2 (level 1 reads level 0's ring).
-  Vec window[Steps > 1 ? Steps - 1 : 1][2 * R + 1];
 #pragma unroll
   for (int i = 0; i < A; ++i) load_plane(i);
   for (int i = 0; i < iterations; ++i) {
@@ -487,7 +483,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
         if (i - 1 < first[t] || i - 1 >= last[t]) continue;
         const int left = (Steps - t) * R;
         const int vx0 = x0 - left, vx1 = x0 + TX + left, vy0 = y0 - left, vy1 = y0 + TY + left;
-        Real* u = upper + ((t - 1) * S + (q & (S - 1))) * PS;
+        Real* u = upper + ((t - 1) * S + q % S) * PS;
         for (int k = tid; k < 2 * R * (vy1 - vy0); k += nthreads) {
           const int yy = vy0 + k / (2 * R), j = k % (2 * R), side = j / R;
           const int xx = side == 0 ? j - R : ax.n + j - R, from = ax.face[side].source(xx);
@@ -507,20 +503,19 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
 #pragma unroll
     for (int t = 1; t <= Steps; ++t) {
       const int q = i - t * R, p = zs + q;
-      Vec result{};
       if (i >= first[t] && i < last[t] && (computes >> t & 1)) {
-        // Level t-1's planes p-r..p+r at (x, y): level 0 from its ring, the others from the window.
+        Vec result;
+        // Level t-1's planes p-r..p+r at (x, y), from its ring; z ghost
+        // planes (never computed) mirror the planes they reflect.
+        auto plane_of = [&](int level, int qq) {  // plane zs + qq of a level
+          return level == 0 ? level0 + (qq & (S0 - 1)) * PS : upper + ((level - 1) * S + qq % S) * PS;
+        };
         Vec column[2 * R + 1];
-        if (t == 1) {
 #pragma unroll
-          for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(level0 + ((q - R + j) & (S0 - 1)) * PS + own);
-        } else {
-          if ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R)) mirror_z_ghosts<R>(window[t >= 2 ? t - 2 : 0], az, p);
-#pragma unroll
-          for (int j = 0; j <= 2 * R; ++j) column[j] = window[t >= 2 ? t - 2 : 0][j];
-        }
-        const Real* c = (t == 1 ? level0 + (q & (S0 - 1)) * PS : upper + ((t - 2) * S + (q & (S - 1))) * PS) + own;
-        const Vec mid = load_pack(c);
+        for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(plane_of(t - 1, q - R + j) + own);
+        if (t >= 2 && ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R))) mirror_z_ghosts<R>(column, az, p);
+        const Real* c = plane_of(t - 1, q) + own;
+        const Vec& mid = column[R];
         Real left_x[R + 1], right_x[R + 1];
         Vec below[R + 1], above[R + 1];
 #pragma unroll
@@ -528,11 +523,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
           left_x[j] = c[-j], right_x[j] = c[V - 1 + j];
           below[j] = load_pack(c - j * W), above[j] = load_pack(c + j * W);
         }
-        if constexpr (Wave) {  // u^{m-1} at p: level t-2
-          if (t == 1) result = load_pack(prev0 + (q & (S0 - 1)) * PS + own);
-          else if (t == 2) result = load_pack(level0 + (q & (S0 - 1)) * PS + own);
-          else result = window[t >= 3 ? t - 3 : 0][0];
-        }
+        if constexpr (Wave) result = load_pack((t == 1 ? prev0 + (q & (S0 - 1)) * PS : plane_of(t >= 2 ? t - 2 : 0, q)) + own);  // u^{m-1}
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const Real centre = mid.v[v];
@@ -563,7 +554,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
             if (face_lanes >> v & 1) result.v[v] = face_value.v[v];
         }
         if (t < Steps) {
-          store_pack(upper + ((t - 1) * S + (q & (S - 1))) * PS + own, result);
+          store_pack(plane_of(t, q) + own, result);
         } else if (writes && i >= out_first && i < out_last) {
           const long out = out_column + p * geo.stride[2];
           if (whole_x) {
@@ -578,11 +569,6 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
             }
           }
         }
-      }
-      if (t < Steps) {
-#pragma unroll
-        for (int j = 0; j < 2 * R; ++j) window[t - 1][j] = window[t - 1][j + 1];
-        window[t - 1][2 * R] = result;
       }
     }
   }

@@ -73,7 +73,7 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
   if (problem.dims == 3) {
     // H100, 512^3 (docs/performance.md): 250-400 threads a block, two an SM.
     const bool wave = problem.config.equation == Equation::wave;
-    if (R == 1) return f64 ? plan_3d(24, 24, 64, 2) : wave ? plan_3d(24, 24, 64, 3) : plan_3d(32, 32, 64, 3);
+    if (R == 1) return f64 ? plan_3d(24, 24, 64, 2) : wave ? plan_3d(24, 24, 64, 3) : plan_3d(32, 32, 64, 4);
     return f64 ? plan_3d(16, 24, 64, 2) : plan_3d(32, 32, 64, 2);
   }
   const int k = R == 1 ? 8 : 4;
