@@ -250,10 +250,14 @@ Config parse(const YAML::Node& root, const std::string& file) {
     }
   }
   if (top.has("cluster")) {
-    Section cl = top.section("cluster", {"autotune", "cache", "shape", "tile", "k", "threads_y"});
+    Section cl = top.section("cluster", {"autotune", "cache", "mode", "shape", "tile", "k", "threads_y"});
     ClusterSettings& c = cfg.cluster;
     c.autotune = cl.get<bool>("autotune", c.autotune);
     c.cache = cl.get<std::string>("cache", c.cache);
+    if (cl.has("mode")) {
+      c.mode = cl.choice<std::string>("mode", "streaming", {{"streaming", "streaming"}, {"resident", "resident"}});
+      if (c.mode == "resident" && cfg.dims != 2) cl.invalid("mode", "resident mode is 2D only (3D domains stream along z)");
+    }
     if (cl.has("shape")) {
       const auto v = cl.list<int>("shape");
       if (v.size() != 2) cl.invalid("shape", "needs 2 numbers: blocks per cluster along x and y");
@@ -441,6 +445,7 @@ std::string to_yaml(const Config& c) {
   if (c.cluster.tile[0]) e << YAML::Key << "tile" << YAML::Value << YAML::Flow << std::vector<int>(c.cluster.tile.begin(), c.cluster.tile.begin() + c.dims);
   if (c.cluster.k) e << YAML::Key << "k" << YAML::Value << c.cluster.k;
   if (c.cluster.threads_y) e << YAML::Key << "threads_y" << YAML::Value << c.cluster.threads_y;
+  if (!c.cluster.mode.empty()) e << YAML::Key << "mode" << YAML::Value << c.cluster.mode;
   e << YAML::EndMap;
   e << YAML::Key << "diagnostics" << YAML::Value << YAML::BeginMap << YAML::Key << "every" << YAML::Value
     << c.diagnostics_every << YAML::EndMap;

@@ -114,18 +114,187 @@ __device__ __forceinline__ void load_row(Real* shared, const Real* global_row, c
   }
 }
 
+extern __shared__ __align__(16) unsigned char cluster_shared[];
+
+// The two levels of a 2D block in dynamic shared memory, each after a pad:
+// u^m and u^{m+1} (the wave: u^{m-1} until a step overwrites it).
+template <class Real>
+__device__ __forceinline__ void shared_levels_2d(const ClusterGeometry<2>& geo, Real*& A, Real*& Bf) {
+  A = reinterpret_cast<Real*>(cluster_shared) + Pack<Real>::width;
+  Bf = A + level_stride<Real>(geo.width, geo.rows);
+}
+
+// A block's levels in shared memory (2D): shared point 0 of each is global
+// (xbase, ybase); rows are W points apart.
+struct SharedTile2D {
+  int W, xbase, ybase;
+  __device__ __forceinline__ int at(int x, int y) const { return (y - ybase) * W + (x - xbase); }
+};
+
+// Loads global [lx0, lx1) x [ly0, ly1) of u^n into A (the wave's u^{n-1}
+// into Bf, which the first step overwrites) and sets the Dirichlet face
+// points of Bf to g: no step writes them.
+template <class Real, bool Wave>
+__device__ __forceinline__ void load_tile_2d(Real* A, Real* Bf, const Real* cur, const Real* prev, const ClusterGeometry<2>& geo,
+                                             const SharedTile2D& s, int lx0, int lx1, int ly0, int ly1) {
+  constexpr int V = Pack<Real>::width;
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
+  const int tid = tx + ty * bx, nthreads = bx * by;
+  const bool aligned = (geo.lead + s.xbase) % V == 0;
+  for (int y = ly0 + ty; y < ly1; y += by) {
+    int gy;
+    if (!source_coordinate(ay, y, gy)) continue;
+    const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
+    load_row(A + s.at(s.xbase, y), cur + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
+    if constexpr (Wave) load_row(Bf + s.at(s.xbase, y), prev + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
+  }
+  wait_loads();
+  __syncthreads();
+  for (int side = 0; side < 2; ++side) {
+    if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet) {
+      const int f = side == 0 ? 0 : ax.n - 1;
+      if (f >= lx0 && f < lx1)
+        for (int y = ly0 + tid; y < ly1; y += nthreads) Bf[s.at(f, y)] = static_cast<Real>(ax.face[side].value);
+    }
+    if (ay.ghosts[side] && ay.face[side].type == BoundaryType::dirichlet) {
+      const int f = side == 0 ? 0 : ay.n - 1;
+      if (f >= ly0 && f < ly1)
+        for (int x = lx0 + tid; x < lx1; x += nthreads) Bf[s.at(x, f)] = static_cast<Real>(ay.face[side].value);
+    }
+  }
+  __syncthreads();
+}
+
+// Ghost points of physical faces in u, from FaceRule, where the next step
+// reads them: x ghost columns on updated rows, y ghost rows on updated
+// columns, inside the valid rectangle [vx0, vx1) x [vy0, vy1).
+// False (block-uniform) where no face is within reach: nothing to wait for.
+template <int R, class Real>
+__device__ __forceinline__ bool fill_ghosts_2d(Real* u, const ClusterAxis& ax, const ClusterAxis& ay, const SharedTile2D& s, int vx0,
+                                               int vx1, int vy0, int vy1) {
+  const bool x_ghosts = (ax.ghosts[0] && vx0 < 0) || (ax.ghosts[1] && vx1 > ax.n);
+  const bool y_ghosts = (ay.ghosts[0] && vy0 < 0) || (ay.ghosts[1] && vy1 > ay.n);
+  if (!x_ghosts && !y_ghosts) return false;
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+  if (x_ghosts) {
+    const int first = max(vy0, ay.upd_lo), nrows = min(vy1, ay.upd_hi) - first;
+    for (int i = tid; i < 2 * R * nrows; i += nthreads) {
+      const int y = first + i / (2 * R), j = i % (2 * R), side = j / R;
+      const int x = side == 0 ? j - R : ax.n + j - R;
+      const int src = ax.face[side].source(x);
+      if (ax.ghosts[side] && x >= vx0 && x < vx1 && src >= vx0 && src < vx1) u[s.at(x, y)] = ax.face[side].ghost(x, u[s.at(src, y)]);
+    }
+  }
+  if (y_ghosts) {
+    const int first = max(vx0, ax.upd_lo), ncols = min(vx1, ax.upd_hi) - first;
+    for (int i = tid; i < 2 * R * ncols; i += nthreads) {
+      const int j = i / ncols, x = first + i % ncols, side = j / R;
+      const int y = side == 0 ? j - R : ay.n + j - R;
+      const int src = ay.face[side].source(y);
+      if (ay.ghosts[side] && y >= vy0 && y < vy1 && src >= vy0 && src < vy1) u[s.at(x, y)] = ay.face[side].ghost(y, u[s.at(x, src)]);
+    }
+  }
+  return true;
+}
+
+// One step's stencil from A into Bf over [cx0, cx1) x [cy0, cy1). A thread
+// owns the pack of V points at shared column lx (threads span the row) and
+// walks down a strip of rows with the 2r+1 packs along y in registers; packs
+// that straddle the region's edge compute and store every point (the rest
+// read neighbours nobody needs; no step reads them, ghosts are refilled
+// before use). `whole`: the pack holds no Dirichlet x face point.
+template <int R, class Real, bool Wave>
+__device__ __forceinline__ void stencil_2d(const Real* A, Real* Bf, const SharedTile2D& s, int lx, bool whole, int cx0, int cx1,
+                                           int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
+                                           const LaplacianWeights<2, R, Real>& lap, const TimeUpdate<Real>& up, bool starting) {
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width;
+  const int W = s.W;
+  const int per_thread = (cy1 - cy0 + static_cast<int>(blockDim.y) - 1) >> rows_log2;
+  const int ya = cy0 + static_cast<int>(threadIdx.y) * per_thread, yb = min(ya + per_thread, cy1);
+  if (ya >= yb || s.xbase + lx + V <= cx0 || s.xbase + lx >= cx1) return;
+  const Real* a = A + (ya - s.ybase) * W + lx;
+  Real* b = Bf + (ya - s.ybase) * W + lx;
+  Vec column[2 * R + 1];  // the packs at y - R + j
+#pragma unroll
+  for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
+#pragma unroll(2 * R + 1)  // the window shifts by renaming registers
+  for (int y = ya; y < yb; ++y, a += W, b += W) {
+    column[2 * R] = load_pack(a + R * W);
+    Real left_x[R + 1], right_x[R + 1];  // x neighbours past the pack's ends
+#pragma unroll
+    for (int m = 1; m <= R; ++m) left_x[m] = a[-m], right_x[m] = a[V - 1 + m];
+    Vec result;
+    if constexpr (Wave) result = load_pack(b);  // u^{m-1}
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const Real centre = column[R].v[v];
+      Real minus[R + 1], plus[R + 1];
+#pragma unroll
+      for (int j = 1; j <= R; ++j) {
+        minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
+        plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
+      }
+      Real lap_value = lap.along(0, centre, minus, plus);
+#pragma unroll
+      for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+      lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
+      if constexpr (!Wave) result.v[v] = up.heat(centre, lap_value);
+      else result.v[v] = starting ? up.wave_start(centre, result.v[v], lap_value) : up.wave(centre, result.v[v], lap_value);
+    }
+    store_pack(b, result);
+#pragma unroll
+    for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
+  }
+  // The whole-pack stores wrote over a Dirichlet face point of the pack: it
+  // keeps g (a pass after the strip, not a branch a row).
+  if (!whole) {
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      for (int side = 0; side < 2; ++side)
+        if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet && s.xbase + lx + v == (side == 0 ? 0 : ax.n - 1))
+          for (int y = ya; y < yb; ++y) Bf[(y - s.ybase) * W + lx + v] = static_cast<Real>(ax.face[side].value);
+  }
+}
+
+// Writes [wx0, wx1) x [wy0, wy1) of A (the wave: and of Bf, its u^{n-1}) to
+// global memory, packs where aligned.
+template <class Real, bool Wave>
+__device__ __forceinline__ void store_tile_2d(const Real* A, const Real* Bf, Real* out_cur, Real* out_prev, const ClusterGeometry<2>& geo,
+                                              const SharedTile2D& s, int wx0, int wx1, int wy0, int wy1) {
+  constexpr int V = Pack<Real>::width;
+  const bool aligned = (geo.lead + s.xbase) % V == 0;
+  for (int y = wy0 + static_cast<int>(threadIdx.y); y < wy1; y += blockDim.y) {
+    const long row = geo.lead + (y + geo.halo) * geo.stride[1];
+    for (int g = (wx0 - s.xbase) / V + static_cast<int>(threadIdx.x); g * V < wx1 - s.xbase; g += blockDim.x) {
+      const int x = s.xbase + g * V;
+      if (aligned && x >= wx0 && x + V <= wx1) {
+        store_pack(out_cur + row + x, load_pack(A + s.at(x, y)));
+        if constexpr (Wave) store_pack(out_prev + row + x, load_pack(Bf + s.at(x, y)));
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          if (x + v < wx0 || x + v >= wx1) continue;
+          out_cur[row + x + v] = A[s.at(x + v, y)];
+          if constexpr (Wave) out_prev[row + x + v] = Bf[s.at(x + v, y)];
+        }
+      }
+    }
+  }
+}
+
 template <int R, class Real, bool Wave>
 __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict__ cur, const Real* __restrict__ prev,
                                                          Real* __restrict__ out_cur, Real* __restrict__ out_prev,
                                                          const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
                                                          const TimeUpdate<Real> up, const int steps, const bool start) {
-  using Vec = Pack<Real>;
-  constexpr int V = Vec::width;
+  constexpr int V = Pack<Real>::width;
   cg::cluster_group cluster = cg::this_cluster();
-  extern __shared__ __align__(16) unsigned char cluster_shared[];
   const int W = geo.width;
-  Real* A = reinterpret_cast<Real*>(cluster_shared) + V;  // u^m
-  Real* Bf = A + level_stride<Real>(W, geo.rows);          // u^{m+1} (the wave: u^{m-1} until overwritten)
+  Real *A, *Bf;
+  shared_levels_2d(geo, A, Bf);
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
   const int B = geo.plan.cluster_y, TX = geo.plan.tile_x, TY = geo.plan.tile_y, KR = geo.plan.k * R;
@@ -133,48 +302,21 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
   const bool outer_lo = rank == 0, outer_hi = rank == B - 1;
   const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
   const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
-  const int xbase = x0 - geo.halo_left, ybase = y0 - (outer_lo ? KR : R);  // global (x, y) of shared (0, 0)
-  auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
-  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
-  const int tid = tx + ty * bx, nthreads = bx * by;
-  const int lx = tx * V;  // the thread's pack column in shared memory, every step
+  const SharedTile2D s{W, x0 - geo.halo_left, y0 - (outer_lo ? KR : R)};
+  const int xbase = s.xbase;
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+  const int lx = threadIdx.x * V;                       // the thread's pack column in shared memory, every step
   const bool whole = !face_in_pack(ax, xbase + lx, V);  // no Dirichlet x face point in it
 
-  // Load what step 1 reads; Dirichlet face points are g in both levels (no
-  // step writes them).
-  {
-    const int reach = steps * R;
-    const int lx0 = x0 - reach, lx1 = x0 + TX + reach;
-    const int ly0 = y0 - (outer_lo ? reach : R), ly1 = y0 + TY + (outer_hi ? reach : R);
-    const bool aligned = (geo.lead + xbase) % V == 0;
-    for (int y = ly0 + ty; y < ly1; y += by) {
-      int gy;
-      if (!source_coordinate(ay, y, gy)) continue;
-      const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
-      load_row(A + at(xbase, y), cur + row, ax, xbase, lx0, lx1, aligned, tx, bx);
-      if constexpr (Wave) load_row(Bf + at(xbase, y), prev + row, ax, xbase, lx0, lx1, aligned, tx, bx);
-    }
-    wait_loads();
-    __syncthreads();
-    for (int side = 0; side < 2; ++side) {
-      if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet) {
-        const int f = side == 0 ? 0 : ax.n - 1;
-        if (f >= lx0 && f < lx1)
-          for (int y = ly0 + tid; y < ly1; y += nthreads) Bf[at(f, y)] = static_cast<Real>(ax.face[side].value);
-      }
-      if (ay.ghosts[side] && ay.face[side].type == BoundaryType::dirichlet) {
-        const int f = side == 0 ? 0 : ay.n - 1;
-        if (f >= ly0 && f < ly1)
-          for (int x = lx0 + tid; x < lx1; x += nthreads) Bf[at(x, f)] = static_cast<Real>(ay.face[side].value);
-      }
-    }
-    __syncthreads();
-  }
+  // What step 1 reads.
+  const int reach = steps * R;
+  load_tile_2d<Real, Wave>(A, Bf, cur, prev, geo, s, x0 - reach, x0 + TX + reach, y0 - (outer_lo ? reach : R),
+                           y0 + TY + (outer_hi ? reach : R));
 
-  for (int s = 1; s <= steps; ++s) {
-    const int left = (steps - s) * R;  // how far past the tile step s computes, on outer sides
-    if (s >= 2) {
-      // Valid in A now: what step s-1 computed, plus r rows on shared sides.
+  for (int step = 1; step <= steps; ++step) {
+    const int left = (steps - step) * R;  // how far past the tile the step computes, on outer sides
+    if (step >= 2) {
+      // Valid in A now: what the last step computed, plus r rows on shared sides.
       const int vx0 = x0 - left - R, vx1 = x0 + TX + left + R;
       const int vy0 = y0 - (outer_lo ? left + R : R), vy1 = y0 + TY + (outer_hi ? left + R : R);
       // (a) rows from the peers; ghost rows and columns are each block's own.
@@ -188,94 +330,18 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
           const int first = side == 0 ? y0 - R : y0 + TY;
           for (int i = tid; i < R * ncols; i += nthreads) {
             const int y = first + i / ncols, x = cx0 + i % ncols;
-            if (y >= ay.core_lo && y < ay.core_hi) A[at(x, y)] = peer_A[(y - peer_ybase) * W + (x - xbase)];
+            if (y >= ay.core_lo && y < ay.core_hi) A[s.at(x, y)] = peer_A[(y - peer_ybase) * W + (x - xbase)];
           }
         }
         __syncthreads();
       }
-      // (b) ghosts: x ghost columns on updated rows, y ghost rows on updated columns.
-      const bool x_ghosts = (ax.ghosts[0] && vx0 < 0) || (ax.ghosts[1] && vx1 > ax.n);
-      const bool y_ghosts = (ay.ghosts[0] && vy0 < 0) || (ay.ghosts[1] && vy1 > ay.n);
-      if (x_ghosts || y_ghosts) {
-        if (x_ghosts) {
-          const int first = max(vy0, ay.upd_lo), nrows = min(vy1, ay.upd_hi) - first;
-          for (int i = tid; i < 2 * R * nrows; i += nthreads) {
-            const int y = first + i / (2 * R), j = i % (2 * R), side = j / R;
-            const int x = side == 0 ? j - R : ax.n + j - R;
-            const int src = ax.face[side].source(x);
-            if (ax.ghosts[side] && x >= vx0 && x < vx1 && src >= vx0 && src < vx1)
-              A[at(x, y)] = ax.face[side].ghost(x, A[at(src, y)]);
-          }
-        }
-        if (y_ghosts) {
-          const int first = max(vx0, ax.upd_lo), ncols = min(vx1, ax.upd_hi) - first;
-          for (int i = tid; i < 2 * R * ncols; i += nthreads) {
-            const int j = i / ncols, x = first + i % ncols, side = j / R;
-            const int y = side == 0 ? j - R : ay.n + j - R;
-            const int src = ay.face[side].source(y);
-            if (ay.ghosts[side] && y >= vy0 && y < vy1 && src >= vy0 && src < vy1)
-              A[at(x, y)] = ay.face[side].ghost(y, A[at(x, src)]);
-          }
-        }
-        __syncthreads();
-      }
+      // (b) ghosts of physical faces.
+      if (fill_ghosts_2d<R>(A, ax, ay, s, vx0, vx1, vy0, vy1)) __syncthreads();
     }
-
-    // (c) the stencil over the step's region, less faces and ghosts. A
-    // thread owns the pack of V points at shared column lx (threads span the
-    // row) and walks down a strip of rows with the 2r+1 packs along y in
-    // registers; packs that straddle the region's edge compute and store
-    // every point (the rest read neighbours nobody needs; no step reads
-    // them, ghosts are refilled before use).
+    // (c) the stencil over the step's region, less faces and ghosts.
     const int cx0 = max(x0 - left, ax.upd_lo), cx1 = min(x0 + TX + left, ax.upd_hi);
     const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
-    const bool starting = Wave && start && s == 1;
-    const int per_thread = (cy1 - cy0 + by - 1) >> geo.thread_rows_log2;
-    const int ya = cy0 + ty * per_thread, yb = min(ya + per_thread, cy1);
-    if (ya < yb && xbase + lx + V > cx0 && xbase + lx < cx1) {
-      const Real* a = A + (ya - ybase) * W + lx;
-      Real* b = Bf + (ya - ybase) * W + lx;
-      Vec column[2 * R + 1];  // the packs at y - R + j
-#pragma unroll
-      for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
-#pragma unroll(2 * R + 1)  // the window shifts by renaming registers
-      for (int y = ya; y < yb; ++y, a += W, b += W) {
-        column[2 * R] = load_pack(a + R * W);
-        Real left_x[R + 1], right_x[R + 1];  // x neighbours past the pack's ends
-#pragma unroll
-        for (int m = 1; m <= R; ++m) left_x[m] = a[-m], right_x[m] = a[V - 1 + m];
-        Vec result;
-        if constexpr (Wave) result = load_pack(b);  // u^{m-1}
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const Real centre = column[R].v[v];
-          Real minus[R + 1], plus[R + 1];
-#pragma unroll
-          for (int j = 1; j <= R; ++j) {
-            minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
-            plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
-          }
-          Real lap_value = lap.along(0, centre, minus, plus);
-#pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
-          lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
-          if constexpr (!Wave) result.v[v] = up.heat(centre, lap_value);
-          else result.v[v] = starting ? up.wave_start(centre, result.v[v], lap_value) : up.wave(centre, result.v[v], lap_value);
-        }
-        store_pack(b, result);
-#pragma unroll
-        for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
-      }
-      // The whole-pack stores wrote over a Dirichlet face point of the
-      // pack: it keeps g (a pass after the strip, not a branch a row).
-      if (!whole) {
-#pragma unroll
-        for (int v = 0; v < V; ++v)
-          for (int side = 0; side < 2; ++side)
-            if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet && xbase + lx + v == (side == 0 ? 0 : ax.n - 1))
-              for (int y = ya; y < yb; ++y) Bf[(y - ybase) * W + lx + v] = static_cast<Real>(ax.face[side].value);
-      }
-    }
+    stencil_2d<R, Real, Wave>(A, Bf, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up, Wave && start && step == 1);
     // (d) publish the new level; swap.
     if (B > 1) cluster.sync();
     else __syncthreads();
@@ -284,27 +350,93 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
     Bf = t;
   }
 
-  // The block's tile: updated points the launch owns, packs where aligned.
-  const int wx0 = max(max(x0, ax.out_lo), ax.upd_lo), wx1 = min(min(x0 + TX, ax.out_hi), ax.upd_hi);
-  const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
-  const bool aligned = (geo.lead + xbase) % V == 0;
-  for (int y = wy0 + ty; y < wy1; y += by) {
-    const long row = geo.lead + (y + geo.halo) * geo.stride[1];
-    for (int g = (wx0 - xbase) / V + tx; g * V < wx1 - xbase; g += bx) {
-      const int x = xbase + g * V;
-      if (aligned && x >= wx0 && x + V <= wx1) {
-        store_pack(out_cur + row + x, load_pack(A + at(x, y)));
-        if constexpr (Wave) store_pack(out_prev + row + x, load_pack(Bf + at(x, y)));
-      } else {
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          if (x + v < wx0 || x + v >= wx1) continue;
-          out_cur[row + x + v] = A[at(x + v, y)];
-          if constexpr (Wave) out_prev[row + x + v] = Bf[at(x + v, y)];
-        }
+  // The block's tile: updated points the launch owns.
+  store_tile_2d<Real, Wave>(A, Bf, out_cur, out_prev, geo, s, max(max(x0, ax.out_lo), ax.upd_lo), min(min(x0 + TX, ax.out_hi), ax.upd_hi),
+                            max(max(y0, ay.out_lo), ay.upd_lo), min(min(y0 + TY, ay.out_hi), ay.upd_hi));
+}
+
+// ------------------------------------------------------- 2D resident kernel ---
+//
+// Where every tile of the rank's domain fits in the GPU's shared memory at
+// once, a block keeps its tile (and r of halo) on chip for all the steps of
+// a launch. After each step it publishes the r rows and columns along its
+// edges in global memory (two buffers, by step parity, so a block that runs
+// ahead never overwrites edges a neighbour still reads), the grid
+// synchronises (a cooperative launch: every block is resident), and the
+// block reads its neighbours' edges into its halo (wrapping on periodic
+// axes) and fills the ghosts of physical faces. The fields cross global
+// memory once a launch, the edges once a step. One rank without
+// MPI-exchanged faces; clusters of one block (DSMEM did not pay in 2D).
+
+template <int R, class Real, bool Wave>
+__global__ void __launch_bounds__(512) resident_kernel_2d(const Real* __restrict__ cur, const Real* __restrict__ prev,
+                                                          Real* __restrict__ out_cur, Real* __restrict__ out_prev,
+                                                          const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
+                                                          const TimeUpdate<Real> up, const int steps, const bool start,
+                                                          Real* __restrict__ edges) {
+  constexpr int V = Pack<Real>::width;
+  cg::grid_group grid = cg::this_grid();
+  const int W = geo.width;
+  Real *A, *Bf;
+  shared_levels_2d(geo, A, Bf);
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const int TX = geo.plan.tile_x, TY = geo.plan.tile_y;
+  const int x0 = static_cast<int>(blockIdx.x) * TX, x1 = min(x0 + TX, ax.n);
+  const int y0 = static_cast<int>(blockIdx.y) * TY, y1 = min(y0 + TY, ay.n);
+  const SharedTile2D s{W, x0 - geo.halo_left, y0 - R};
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+  const int lx = threadIdx.x * V;
+  const bool whole = !face_in_pack(ax, s.xbase + lx, V);
+  const int cx0 = max(x0, ax.upd_lo), cx1 = min(x1, ax.upd_hi), cy0 = max(y0, ay.upd_lo), cy1 = min(y1, ay.upd_hi);
+
+  // Edge j (< r) of `side` (0: x low, 1: x high, 2: y low, 3: y high) of a block, at a step parity.
+  const int E = max(TX, TY), nbx = gridDim.x, nby = gridDim.y;
+  auto edge = [&](int parity, int bx, int by, int side, int j) {
+    return edges + ((((static_cast<long>(parity) * nby + by) * nbx + bx) * 4 + side) * R + j) * E;
+  };
+  // The neighbour block along an axis, or -1 past a physical face.
+  auto neighbour = [&](int b, int nb, bool periodic, int dir) { return b + dir >= 0 && b + dir < nb ? b + dir : periodic ? (b + dir + nb) % nb : -1; };
+  const int bx = blockIdx.x, by = blockIdx.y;
+  const int west = neighbour(bx, nbx, ax.periodic, -1), east = neighbour(bx, nbx, ax.periodic, 1);
+  const int south = neighbour(by, nby, ay.periodic, -1), north = neighbour(by, nby, ay.periodic, 1);
+  const int rows = y1 - y0, cols = x1 - x0;
+
+  load_tile_2d<Real, Wave>(A, Bf, cur, prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R);
+  for (int step = 1; step <= steps; ++step) {
+    stencil_2d<R, Real, Wave>(A, Bf, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up, Wave && start && step == 1);
+    __syncthreads();
+    if (step < steps) {
+      const int parity = step & 1;
+      for (int i = tid; i < R * rows; i += nthreads) {
+        const int j = i / rows, y = y0 + i % rows;
+        edge(parity, bx, by, 0, j)[y - y0] = Bf[s.at(x0 + j, y)];
+        edge(parity, bx, by, 1, j)[y - y0] = Bf[s.at(x1 - R + j, y)];
       }
+      for (int i = tid; i < R * cols; i += nthreads) {
+        const int j = i / cols, x = x0 + i % cols;
+        edge(parity, bx, by, 2, j)[x - x0] = Bf[s.at(x, y0 + j)];
+        edge(parity, bx, by, 3, j)[x - x0] = Bf[s.at(x, y1 - R + j)];
+      }
+      grid.sync();
+      for (int i = tid; i < R * rows; i += nthreads) {
+        const int j = i / rows, y = y0 + i % rows;
+        if (west >= 0) Bf[s.at(x0 - R + j, y)] = edge(parity, west, by, 1, j)[y - y0];
+        if (east >= 0) Bf[s.at(x1 + j, y)] = edge(parity, east, by, 0, j)[y - y0];
+      }
+      for (int i = tid; i < R * cols; i += nthreads) {
+        const int j = i / cols, x = x0 + i % cols;
+        if (south >= 0) Bf[s.at(x, y0 - R + j)] = edge(parity, bx, south, 3, j)[x - x0];
+        if (north >= 0) Bf[s.at(x, y1 + j)] = edge(parity, bx, north, 2, j)[x - x0];
+      }
+      __syncthreads();
+      if (fill_ghosts_2d<R>(Bf, ax, ay, s, x0 - R, x1 + R, y0 - R, y1 + R)) __syncthreads();
     }
+    Real* t = A;
+    A = Bf;
+    Bf = t;
   }
+  store_tile_2d<Real, Wave>(A, Bf, out_cur, out_prev, geo, s, cx0, cx1, cy0, cy1);
 }
 
 // ------------------------------------------------------------- 3D kernel ---
@@ -376,7 +508,6 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
   constexpr int V = Vec::width, reach = Steps * R;
   // A: level-0 planes in flight; the ring also holds the 2r+1 level 1 reads.
   constexpr int S0 = level0_planes_3d(), S = upper_planes_3d(R), A = S0 - 2 * R - 1;
-  extern __shared__ __align__(16) unsigned char cluster_shared[];
   const int W = geo.width, PS = geo.plane;
   Real* const level0 = reinterpret_cast<Real*>(cluster_shared) + V;
   Real* const prev0 = level0 + S0 * PS;                   // the wave's u^{n-1}
@@ -389,9 +520,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
   const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
   const int z0 = az.out_lo + static_cast<int>(blockIdx.z) * TZ, z1 = min(z0 + TZ, az.out_hi);
   const int xbase = x0 - geo.halo_left, ybase = y0 - geo.plan.k * R, zs = z0 - reach;
-  auto at = [&](int x, int y) { return (y - ybase) * W + (x - xbase); };
+  const SharedTile2D plane_tile{W, xbase, ybase};  // a plane of a level's ring
   const int x = xbase + static_cast<int>(threadIdx.x) * V, y = ybase + static_cast<int>(threadIdx.y);
-  const int own = at(x, y);  // the thread's pack in a shared plane
+  const int own = plane_tile.at(x, y);  // the thread's pack in a shared plane
 
   // What the thread does, fixed for the sweep. Levels it computes: its pack
   // meets the level's x-y region (points past the region are computed too
@@ -477,25 +608,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
     // iteration, where a physical face is within reach (the next level reads
     // them r iterations later).
     if (near_xy && i > 0) {
-      const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
       for (int t = 1; t < Steps; ++t) {
-        const int q = i - 1 - t * R;
+        const int q = i - 1 - t * R, left = (Steps - t) * R;
         if (i - 1 < first[t] || i - 1 >= last[t]) continue;
-        const int left = (Steps - t) * R;
-        const int vx0 = x0 - left, vx1 = x0 + TX + left, vy0 = y0 - left, vy1 = y0 + TY + left;
-        Real* u = upper + ((t - 1) * S + q % S) * PS;
-        for (int k = tid; k < 2 * R * (vy1 - vy0); k += nthreads) {
-          const int yy = vy0 + k / (2 * R), j = k % (2 * R), side = j / R;
-          const int xx = side == 0 ? j - R : ax.n + j - R, from = ax.face[side].source(xx);
-          if (ax.ghosts[side] && yy >= ay.upd_lo && yy < ay.upd_hi && xx >= vx0 && xx < vx1 && from >= vx0 && from < vx1)
-            u[at(xx, yy)] = ax.face[side].ghost(xx, u[at(from, yy)]);
-        }
-        for (int k = tid; k < 2 * R * (vx1 - vx0); k += nthreads) {
-          const int j = k / (vx1 - vx0), xx = vx0 + k % (vx1 - vx0), side = j / R;
-          const int yy = side == 0 ? j - R : ay.n + j - R, from = ay.face[side].source(yy);
-          if (ay.ghosts[side] && xx >= ax.upd_lo && xx < ax.upd_hi && yy >= vy0 && yy < vy1 && from >= vy0 && from < vy1)
-            u[at(xx, yy)] = ay.face[side].ghost(yy, u[at(xx, from)]);
-        }
+        fill_ghosts_2d<R>(upper + ((t - 1) * S + q % S) * PS, ax, ay, plane_tile, x0 - left, x0 + TX + left, y0 - left, y0 + TY + left);
       }
       __syncthreads();
     }
@@ -588,6 +704,18 @@ auto kernel_for(int steps) {
 
 int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
+// Blocks of a resident kernel the whole GPU holds at once.
+template <class Kernel>
+int resident_room(Kernel kernel, int threads, std::size_t shared_bytes) {
+  HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+  HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  int device = 0, sms = 0, per_sm = 0;
+  HW_CUDA(cudaGetDevice(&device));
+  HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
+  return per_sm * sms;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- host side ---
@@ -637,7 +765,26 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
   // are whole packs then start on 16-byte boundaries, so loads and stores are packs.
   geo_.halo_left = round_up(KR, V);
   geo_.width = round_up(geo_.halo_left + q.tile_x + KR, V);
-  if constexpr (D == 2) {
+  if (q.resident) {
+    bool fits = D == 2 && q.blocks() == 1 && power_of_2 && q.tile_x > R && q.tile_y > R;
+    for (int a = 0; a < 2 && a < D; ++a) {
+      const int n = geo_.axis[a].n, t = a == 0 ? q.tile_x : q.tile_y;
+      fits = fits && (n % t == 0 || n % t > R);  // a neighbour's edge lies in one tile
+    }
+    if (!fits)
+      return reason = "invalid cluster plan (" + q.text() + "): resident mode is 2D, tiles (and the last, partial ones) wider than r, "
+                      "thread rows a power of 2", false;
+    for (int a = 0; a < D; ++a)
+      if (domain.exchanged[a][0] || domain.exchanged[a][1])
+        return reason = "cluster plan (" + q.text() + "): resident mode keeps a whole domain on chip, and this rank's has MPI-exchanged faces",
+               false;
+    geo_.halo_left = round_up(R, V);
+    geo_.width = round_up(geo_.halo_left + q.tile_x + R, V);
+    geo_.rows = q.tile_y + 2 * R;
+    threads_x_ = round_up(geo_.width / V, 32);
+    threads_y_ = q.threads_y;
+    shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(level_stride<Real>(geo_.width, geo_.rows));
+  } else if constexpr (D == 2) {
     if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || !power_of_2)
       return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
              false;
@@ -675,6 +822,25 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
   update_ = {static_cast<Real>(problem.config.alpha * dt), static_cast<Real>(c * c * dt * dt), static_cast<Real>(0.5 * c * c * dt * dt),
              static_cast<Real>(dt)};
 
+  if (q.resident) {
+    if constexpr (D == 2) {
+      // Every tile must be on chip at once: the grid synchronises each step.
+      const int threads = threads_x_ * threads_y_;
+      const int room = R == 1 ? (wave_ ? resident_room(resident_kernel_2d<1, Real, true>, threads, shared_bytes_)
+                                       : resident_room(resident_kernel_2d<1, Real, false>, threads, shared_bytes_))
+                              : (wave_ ? resident_room(resident_kernel_2d<2, Real, true>, threads, shared_bytes_)
+                                       : resident_room(resident_kernel_2d<2, Real, false>, threads, shared_bytes_));
+      const long tiles = static_cast<long>((geo_.axis[0].n + q.tile_x - 1) / q.tile_x) * ((geo_.axis[1].n + q.tile_y - 1) / q.tile_y);
+      if (tiles > room)
+        return reason = "cluster plan (" + q.text() + "): the domain's " + std::to_string(tiles) + " tiles do not fit on chip at once (room for " +
+                        std::to_string(room) + ")",
+               false;
+      active_clusters_ = room;
+      // Edges: 2 parities x tiles x 4 sides x r x the longer tile side.
+      edges_.allocate(static_cast<std::size_t>(2 * tiles * 4 * R) * std::max(q.tile_x, q.tile_y));
+    }
+    return true;
+  }
   // Every kernel the plan launches (3D: one a step count) may use the
   // shared memory; the plan's own step count sets the occupancy.
   auto occupancy = [&](auto kernel_of) {
@@ -738,6 +904,32 @@ cudaLaunchConfig_t ClusterKernel<D, Real>::launch_config(cudaLaunchAttribute* at
 template <int D, class Real>
 void ClusterKernel<D, Real>::launch(const Real* cur, const Real* prev, Real* out_cur, Real* out_prev, int steps, int ahead,
                                     bool start, cudaStream_t stream) {
+  if (geo_.plan.resident) {
+    if constexpr (D == 2) {
+      // One cooperative launch for the chunk: every block resident, grid-wide barriers between steps.
+      cudaLaunchAttribute attribute[1];
+      attribute[0].id = cudaLaunchAttributeCooperative;
+      attribute[0].val.cooperative = 1;
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3((geo_.axis[0].n + geo_.plan.tile_x - 1) / geo_.plan.tile_x, (geo_.axis[1].n + geo_.plan.tile_y - 1) / geo_.plan.tile_y);
+      config.blockDim = dim3(threads_x_, threads_y_);
+      config.dynamicSmemBytes = shared_bytes_;
+      config.stream = stream;
+      config.attrs = attribute;
+      config.numAttrs = 1;
+      for (int a = 0; a < D; ++a) geo_.axis[a].out_lo = 0, geo_.axis[a].out_hi = geo_.axis[a].n;
+      Real* edges = edges_.get();
+      if (radius_ == 1) {
+        if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<1, Real, true>, cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start, edges));
+        else HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<1, Real, false>, cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start, edges));
+      } else {
+        if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<2, Real, true>, cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start, edges));
+        else HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<2, Real, false>, cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start, edges));
+      }
+      HW_CUDA(cudaGetLastError());
+    }
+    return;
+  }
   cudaLaunchAttribute attribute[1];
   const cudaLaunchConfig_t config = launch_config(attribute, ahead, stream);
   if (radius_ == 1) {

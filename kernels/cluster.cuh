@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/cluster_plan.hpp"
+#include "kernels/cuda_check.hpp"
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
 #include "solver/stencil.hpp"
@@ -46,9 +47,10 @@ class ClusterKernel {
   // cudaOccupancyMaxActiveClusters). False, with `reason`, where it cannot run.
   bool configure(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan, std::string& reason);
 
-  // `steps` (<= plan.k) steps from (cur, prev) into (out_cur, out_prev); the
-  // wave's prev is u^{n-1} (v0 when `start`). `ahead`: steps left in the
-  // chunk after this launch, how far into exchanged halos to write.
+  // `steps` (<= plan.k; any number for a resident plan) steps from (cur,
+  // prev) into (out_cur, out_prev); the wave's prev is u^{n-1} (v0 when
+  // `start`). `ahead`: steps left in the chunk after this launch, how far
+  // into exchanged halos to write.
   void launch(const Real* cur, const Real* prev, Real* out_cur, Real* out_prev, int steps, int ahead, bool start,
               cudaStream_t stream);
 
@@ -66,6 +68,7 @@ class ClusterKernel {
   int radius_ = 1;
   bool wave_ = false;
   int threads_x_ = 32, threads_y_ = 1;  // block shape
+  DeviceBuffer<Real> edges_;            // resident: the tiles' edges, each step (two parities)
   std::size_t shared_bytes_ = 0;
   int active_clusters_ = 0;
 };

@@ -17,6 +17,7 @@ namespace heatwave::cuda {
 
 std::string ClusterPlan::text() const {
   if (baseline()) return "the baseline step kernel";
+  if (resident) return "resident, tile " + std::to_string(tile_x) + "x" + std::to_string(tile_y) + ", " + std::to_string(threads_y) + " thread rows";
   std::string tile = std::to_string(tile_x) + "x" + std::to_string(tile_y) + (tile_z > 0 ? "x" + std::to_string(tile_z) : "");
   return "cluster " + std::to_string(cluster_x) + "x" + std::to_string(cluster_y) + ", tile " + tile + ", k " + std::to_string(k) +
          (tile_z > 0 ? "" : ", " + std::to_string(threads_y) + " thread rows");  // 3D: a thread a pack
@@ -25,6 +26,10 @@ std::string ClusterPlan::text() const {
 std::string ClusterPlan::fields() const {
   if (baseline()) return "baseline";
   char buffer[96];
+  if (resident) {
+    std::snprintf(buffer, sizeof buffer, "resident,%d,%d,%d", tile_x, tile_y, threads_y);
+    return buffer;
+  }
   std::snprintf(buffer, sizeof buffer, "%d,%d,%d,%d,%d,%d,%d", cluster_x, cluster_y, tile_x, tile_y, tile_z, k, threads_y);
   return buffer;
 }
@@ -33,6 +38,12 @@ ClusterPlan ClusterPlan::parse(const std::string& s) {
   if (s == "baseline") return baseline_plan();
   ClusterPlan p;
   char tail = 0;
+  if (s.rfind("resident,", 0) == 0) {
+    p.resident = true, p.k = 0;
+    if (std::sscanf(s.c_str(), "resident,%d,%d,%d%c", &p.tile_x, &p.tile_y, &p.threads_y, &tail) != 3)
+      throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"resident,tile_x,tile_y,threads_y\"");
+    return p;
+  }
   if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z, &p.k,
                   &p.threads_y, &tail) != 7)
     throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y\"");
@@ -47,6 +58,12 @@ namespace {
 ClusterPlan plan_2d(int cluster_y, int width, int tile_y, int k, int radius, int threads_y) {
   ClusterPlan p;
   p.cluster_y = cluster_y, p.tile_x = width - 2 * k * radius, p.tile_y = tile_y, p.k = k, p.threads_y = threads_y;
+  return p;
+}
+
+ClusterPlan plan_resident(int tile_x, int tile_y, int threads_y) {
+  ClusterPlan p;
+  p.tile_x = tile_x, p.tile_y = tile_y, p.k = 0, p.threads_y = threads_y, p.resident = true;
   return p;
 }
 
@@ -84,6 +101,8 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
 }
 
 ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
+  if (s.mode == "resident") p.resident = true, p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.k = 0;
+  if (s.mode == "streaming") p.resident = false;
   if (s.shape[0]) p.cluster_x = s.shape[0], p.cluster_y = s.shape[1];
   if (s.tile[0]) p.tile_x = s.tile[0], p.tile_y = s.tile[1], p.tile_z = s.tile[2];
   if (s.k) p.k = s.k;
@@ -97,6 +116,7 @@ ClusterSettings fixed_settings(const ClusterPlan& p) {
   s.tile = {p.tile_x, p.tile_y, p.tile_z};
   s.k = p.k;
   s.threads_y = p.threads_y;
+  s.mode = p.resident ? "resident" : "streaming";
   return s;
 }
 
@@ -122,6 +142,11 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     add(plan_3d(d.tile_x, d.tile_y, 32, d.k));
     return out;
   }
+  // Resident tiles: 120 (fp32) or 60 (fp64) points and the halo fill 128 of
+  // a row of 16-byte packs; the ones whose tiles do not all fit on chip are
+  // refused by the kernel and skipped.
+  for (int tile_y : {16, 32, 64})
+    for (int threads_y : {4, 8}) add(plan_resident(f64 ? 60 : 120, tile_y, threads_y));
   if (f64) {
     for (int tile_y : {32, 64}) add(plan_2d(1, 128, tile_y, k, R, 4)), add(plan_2d(1, 128, tile_y, k, R, 8));
     add(plan_2d(1, 64, 64, k, R, 8));

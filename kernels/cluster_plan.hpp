@@ -12,23 +12,28 @@
 
 namespace heatwave::cuda {
 
-// 2D: a cluster is `cluster_y` blocks stacked along y; a block owns tile_x x
-// tile_y points. 3D: a cluster is cluster_x x cluster_y blocks over x-y, each
-// owning a tile_x x tile_y column that it streams along z in slabs of tile_z
-// planes. Every launch advances k steps (fewer for the remainder of a chunk).
+// Streaming (the default). 2D: a cluster is `cluster_y` blocks stacked along
+// y; a block owns tile_x x tile_y points. 3D: a cluster is cluster_x x
+// cluster_y blocks over x-y, each owning a tile_x x tile_y column that it
+// streams along z in slabs of tile_z planes. Every launch advances k steps
+// (fewer for the remainder of a chunk).
+// Resident (2D): every block keeps a tile_x x tile_y tile on chip for a whole
+// chunk of steps in one launch, halos through global memory each step; only
+// where all tiles fit in the GPU's shared memory at once (k is not used).
 struct ClusterPlan {
   int cluster_x = 1, cluster_y = 1;
   int tile_x = 0, tile_y = 0, tile_z = 0;
   int k = 1;
   int threads_y = 1;  // thread rows (a power of 2); threads along x: a 16-byte pack each across the tile and its halo
+  bool resident = false;
 
   int blocks() const { return cluster_x * cluster_y; }
   // The plan that says "the baseline step kernel is faster here" (in the plan cache as "baseline").
-  static ClusterPlan baseline_plan() { return ClusterPlan{0, 0, 0, 0, 0, 0, 0}; }
+  static ClusterPlan baseline_plan() { return ClusterPlan{0, 0, 0, 0, 0, 0, 0, false}; }
   bool baseline() const { return cluster_x == 0; }
   std::string text() const;                        // "cluster 1x2, tile 112x88, k 8, 8 thread rows"
-  std::string fields() const;                      // "1,2,112,88,0,8,8" or "baseline" (what parse reads)
-  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y"; throws invalid_value
+  std::string fields() const;                      // "1,2,112,88,0,8,8", "resident,120,32,8" or "baseline" (what parse reads)
+  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y" or "resident,tile_x,tile_y,threads_y"; throws invalid_value
   bool operator==(const ClusterPlan&) const = default;
 };
 

@@ -381,10 +381,10 @@ class CudaBackend final : public Backend<D, Real> {
 
   void advance(int k) override {
     if (cluster_) {
-      // Launches of up to plan k steps; each writes as far into exchanged
-      // halos as the rest of the chunk reads.
+      // Launches of up to plan k steps (a resident plan: the chunk in one);
+      // each writes as far into exchanged halos as the rest of the chunk reads.
       for (int done = 0; done < k;) {
-        const int steps = std::min(k - done, cluster_->plan().k);
+        const int steps = cluster_->plan().resident ? k : std::min(k - done, cluster_->plan().k);
         done += steps;
         launch_cluster(steps, k - done);
       }
@@ -490,7 +490,8 @@ class CudaBackend final : public Backend<D, Real> {
     if (!kernel->configure(problem_, domain_, plan, reason)) return false;
     allocate_wave_outputs();
     reason = "plan (" + origin + "): " + kernel->plan().text() + ", " + std::to_string(kernel->shared_bytes() / 1024) +
-             " KiB shared a block, " + std::to_string(kernel->active_clusters()) + " clusters active at once";
+             " KiB shared a block, " + std::to_string(kernel->active_clusters()) +
+             (kernel->plan().resident ? " blocks fit at once" : " clusters active at once");
     cluster_ = std::move(kernel);
     return true;
   }
@@ -553,14 +554,15 @@ class CudaBackend final : public Backend<D, Real> {
       std::string why;
       if (!kernel.configure(problem_, domain_, plan, why)) continue;
       ++tried;
-      const double seconds = seconds_per_step(plan.k, [&] {
-        if (wave()) kernel.launch(current_.get(), second_.get(), third_.get(), fourth_.get(), plan.k, 0, false, stream_);
-        else kernel.launch(current_.get(), nullptr, second_.get(), nullptr, plan.k, 0, false, stream_);
+      const int steps = plan.resident ? 8 : plan.k;  // a resident launch: a chunk of any length
+      const double seconds = seconds_per_step(steps, [&] {
+        if (wave()) kernel.launch(current_.get(), second_.get(), third_.get(), fourth_.get(), steps, 0, false, stream_);
+        else kernel.launch(current_.get(), nullptr, second_.get(), nullptr, steps, 0, false, stream_);
       });
       if (!best || seconds < best->second) best = std::make_pair(plan, seconds);
     }
     // The baseline step kernel, timed alike: the plan to beat.
-    const int k = best ? best->first.k : 4;
+    const int k = best && !best->first.resident ? best->first.k : 8;
     const double baseline = seconds_per_step(k, [&] {
       for (int m = 0; m < k; ++m) {
         update(domain_.update_box(problem_.config.radius, 0));

@@ -45,13 +45,16 @@ log "compute-sanitizer on small cases of each kernel"
 for tool in memcheck racecheck synccheck; do
   for case in bench/sanitize/*.yaml; do
     name=$(basename "$case" .yaml)
-    for backend in cuda cuda-cluster; do
-      log_file="$out/sanitize-$tool-$name-$backend.log"
-      if compute-sanitizer --tool "$tool" --error-exitcode 99 build-gpu/heatwave run "$case" --backend $backend \
-           --metrics /tmp/sanitize.json >"$log_file" 2>&1; then
-        echo "$tool $name $backend: clean ($(grep -o 'backend [a-z-]*' "$log_file" | head -1))" | tee -a "$out/summary.txt"
+    # cuda-cluster: the autotuned plan; in 2D also a resident plan (cooperative launch, grid barriers).
+    for variant in cuda cuda-cluster cuda-cluster-resident; do
+      backend=${variant%-resident} plan=
+      if [[ $variant == *-resident ]]; then [[ $name == *2d ]] || continue; plan=resident,24,12,2; fi
+      log_file="$out/sanitize-$tool-$name-$variant.log"
+      if env ${plan:+HEATWAVE_CLUSTER_PLAN=$plan} compute-sanitizer --tool "$tool" --error-exitcode 99 build-gpu/heatwave run "$case" \
+           --backend $backend --metrics /tmp/sanitize.json >"$log_file" 2>&1; then
+        echo "$tool $name $variant: clean ($(grep -o 'backend [a-z-]*' "$log_file" | head -1)$(grep -o 'plan ([^)]*): [a-z]*' "$log_file" | head -1 | sed 's/^/, /'))" | tee -a "$out/summary.txt"
       else
-        echo "$tool $name $backend: FAILED (see $(basename "$log_file"))" | tee -a "$out/summary.txt"
+        echo "$tool $name $variant: FAILED (see $(basename "$log_file"))" | tee -a "$out/summary.txt"
         tail -20 "$log_file"
         status=1
       fi

@@ -116,6 +116,21 @@ TEST(GpuCluster, Wave2D) {
     }
 }
 
+// Resident plans (resident,tile_x,tile_y,threads_y): the whole domain on
+// chip for a chunk of steps in one cooperative launch, edges through global
+// memory each step; tiles of several sizes, the last ones partial.
+const char* resident_plans[] = {"resident,24,12,2", "resident,120,24,8", "resident,60,24,4"};
+
+TEST(GpuCluster, Resident2D) {
+  for (const char* plan : resident_plans)
+    for (int r : {1, 2}) {
+      check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan);
+      check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan);
+      check_cluster<double>("wave", r, "[37, 29]", 7, 3, plan);
+      check_cluster<float>("wave", r, "[300, 257]", 1, 4, plan);  // one step a launch: no exchange at all
+    }
+}
+
 // 3D: clusters of one block streaming z, a thread a pack (threads_y 1).
 const char* plans_3d[] = {
     nullptr,             // autotuned
@@ -203,6 +218,8 @@ TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<3, float>("1,1,16,16,16,4,1", 2, "[19, 13, 11]", "k from 1 to 3 for radius 2");     // windows in registers
   expect_fallback<2, float>("1,2,3,8,0,2,1", 2, "[37, 29]", "invalid cluster plan");               // a tile narrower than 2r
   expect_fallback<2, double>("1,2,64,512,0,8,1", 1, "[37, 29]", "KiB of shared memory");            // more than a block may have
+  expect_fallback<2, float>("resident,120,8,8", 1, "[16384, 4096]", "do not fit on chip at once");  // 69632 tiles
+  expect_fallback<2, float>("resident,24,12,2", 1, "[25, 29]", "tiles (and the last, partial ones) wider than r");  // 25 = 24 + 1
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "io/config.hpp"
 #include "io/errors.hpp"
+#include "kernels/cluster_plan.hpp"
 #include "solver/problem.hpp"
 #include "solver/simulation.hpp"
 
@@ -204,6 +205,27 @@ TEST(UnitConfig, ClusterPlanSettings) {
   expect_error(good + "cluster: {threads_y: 6}\n", ExitCode::invalid_value, {"'cluster.threads_y'", "power of 2"});
   expect_error(good + "cluster: {autotune: maybe}\n", ExitCode::wrong_type, {"'cluster.autotune'"});
   expect_error(good + "cluster: {tiles: [64, 64]}\n", ExitCode::unknown_key, {"'cluster.tiles'", "did you mean 'tile'"});
+  expect_error(good + "cluster: {mode: persistent}\n", ExitCode::invalid_value, {"'cluster.mode'", "resident"});
+}
+
+// A resident plan: the config asks for it, and its text, fields and parse agree.
+TEST(UnitConfig, ResidentClusterPlan) {
+  const Config c = load_config_text(good + "cluster: {mode: resident, tile: [120, 32]}\n", "case.yaml");
+  EXPECT_EQ(c.cluster.mode, "resident");
+  EXPECT_TRUE(c.cluster.overridden());
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  const cuda::ClusterPlan p = cuda::with_overrides(cuda::default_cluster_plan(Problem::from(c)), c.cluster);
+  EXPECT_TRUE(p.resident);
+  EXPECT_EQ(p.tile_x, 120);
+  EXPECT_EQ(p.tile_y, 32);
+  EXPECT_EQ(p.text(), "resident, tile 120x32, 8 thread rows");
+  EXPECT_EQ(p.fields(), "resident,120,32,8");
+  EXPECT_EQ(cuda::ClusterPlan::parse(p.fields()), p);
+  EXPECT_EQ(cuda::with_overrides(cuda::ClusterPlan{}, cuda::fixed_settings(p)), p);
+  EXPECT_FALSE(cuda::ClusterPlan::parse("1,1,112,88,0,8,8").resident);
+  EXPECT_THROW(cuda::ClusterPlan::parse("resident,120,32"), Error);
+  const std::string three_d = "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
+  expect_error(three_d + "cluster: {mode: resident}\n", ExitCode::invalid_value, {"'cluster.mode'", "2D only"});
 }
 
 // Whether a transport can run is known when the run starts: device-memory
