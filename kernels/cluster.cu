@@ -205,10 +205,11 @@ __device__ __forceinline__ bool fill_ghosts_2d(Real* u, const ClusterAxis& ax, c
 // that straddle the region's edge compute and store every point (the rest
 // read neighbours nobody needs; no step reads them, ghosts are refilled
 // before use). `whole`: the pack holds no Dirichlet x face point.
-template <int R, class Real, bool Wave>
-__device__ __forceinline__ void stencil_2d(const Real* A, Real* Bf, const SharedTile2D& s, int lx, bool whole, int cx0, int cx1,
-                                           int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
-                                           const LaplacianWeights<2, R, Real>& lap, const TimeUpdate<Real>& up, bool starting) {
+// Starting: the wave's first step (a template parameter: no branch a row).
+template <int R, class Real, bool Wave, bool Starting>
+__device__ __forceinline__ void stencil_rows_2d(const Real* A, Real* Bf, const SharedTile2D& s, int lx, bool whole, int cx0, int cx1,
+                                                int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
+                                                const LaplacianWeights<2, R, Real>& lap, const TimeUpdate<Real>& up) {
   using Vec = Pack<Real>;
   constexpr int V = Vec::width;
   const int W = s.W;
@@ -242,7 +243,8 @@ __device__ __forceinline__ void stencil_2d(const Real* A, Real* Bf, const Shared
       for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
       lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
       if constexpr (!Wave) result.v[v] = up.heat(centre, lap_value);
-      else result.v[v] = starting ? up.wave_start(centre, result.v[v], lap_value) : up.wave(centre, result.v[v], lap_value);
+      else if constexpr (Starting) result.v[v] = up.wave_start(centre, result.v[v], lap_value);
+      else result.v[v] = up.wave(centre, result.v[v], lap_value);
     }
     store_pack(b, result);
 #pragma unroll
@@ -257,6 +259,14 @@ __device__ __forceinline__ void stencil_2d(const Real* A, Real* Bf, const Shared
         if (ax.ghosts[side] && ax.face[side].type == BoundaryType::dirichlet && s.xbase + lx + v == (side == 0 ? 0 : ax.n - 1))
           for (int y = ya; y < yb; ++y) Bf[(y - s.ybase) * W + lx + v] = static_cast<Real>(ax.face[side].value);
   }
+}
+
+template <int R, class Real, bool Wave>
+__device__ __forceinline__ void stencil_2d(const Real* A, Real* Bf, const SharedTile2D& s, int lx, bool whole, int cx0, int cx1,
+                                           int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
+                                           const LaplacianWeights<2, R, Real>& lap, const TimeUpdate<Real>& up, bool starting) {
+  if (Wave && starting) stencil_rows_2d<R, Real, Wave, true>(A, Bf, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
+  else stencil_rows_2d<R, Real, Wave, false>(A, Bf, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
 }
 
 // Writes [wx0, wx1) x [wy0, wy1) of A (the wave: and of Bf, its u^{n-1}) to
