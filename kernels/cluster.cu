@@ -509,7 +509,7 @@ __device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], cons
   }
 }
 
-template <int R, class Real, bool Wave, int Steps>
+template <int R, class Real, bool Wave, int Steps, bool Clustered>
 __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
     cluster_kernel_3d(const Real* __restrict__ cur, const Real* __restrict__ prev, Real* __restrict__ out_cur,
                       Real* __restrict__ out_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
@@ -533,6 +533,22 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
   const SharedTile2D plane_tile{W, xbase, ybase};  // a plane of a level's ring
   const int x = xbase + static_cast<int>(threadIdx.x) * V, y = ybase + static_cast<int>(threadIdx.y);
   const int own = plane_tile.at(x, y);  // the thread's pack in a shared plane
+  // The cluster: CX x CY blocks over x-y (rank x-major). A side of the tile
+  // is served by a peer where the cluster goes on and the peer's tile holds
+  // core points: there every level computes the tile only, and the r columns
+  // or rows past it come from the peer's ring through DSMEM. Other sides
+  // compute (Steps-t)r past the tile, as a cluster of one does everywhere.
+  // (Clustered is a template parameter: a cluster of one carries none of this.)
+  cg::cluster_group cluster = cg::this_cluster();
+  const int CX = Clustered ? geo.plan.cluster_x : 1, CY = Clustered ? geo.plan.cluster_y : 1;
+  const int rx = static_cast<int>(blockIdx.x) % CX, ry = static_cast<int>(blockIdx.y) % CY;
+  const bool peer_x0 = Clustered && rx > 0, peer_x1 = Clustered && rx < CX - 1 && x0 + TX < ax.core_hi;
+  const bool peer_y0 = Clustered && ry > 0, peer_y1 = Clustered && ry < CY - 1 && y0 + TY < ay.core_hi;
+  // A level's x-y region with `left` to go: [rx0, rx1) x [ry0, ry1), clipped to the core.
+  auto region = [&](int left, int& rx0, int& rx1, int& ry0, int& ry1) {
+    rx0 = max(x0 - (peer_x0 ? 0 : left), ax.core_lo), rx1 = min(x0 + TX + (peer_x1 ? 0 : left), ax.core_hi);
+    ry0 = max(y0 - (peer_y0 ? 0 : left), ay.core_lo), ry1 = min(y0 + TY + (peer_y1 ? 0 : left), ay.core_hi);
+  };
 
   // What the thread does, fixed for the sweep. Levels it computes: its pack
   // meets the level's x-y region (points past the region are computed too
@@ -540,9 +556,8 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
   unsigned computes = 0;
 #pragma unroll
   for (int t = 1; t <= Steps; ++t) {
-    const int left = (Steps - t) * R;
-    const int cx0 = max(x0 - left, ax.core_lo), cx1 = min(x0 + TX + left, ax.core_hi);
-    const int cy0 = max(y0 - left, ay.core_lo), cy1 = min(y0 + TY + left, ay.core_hi);
+    int cx0, cx1, cy0, cy1;
+    region((Steps - t) * R, cx0, cx1, cy0, cy1);
     if (x + V > cx0 && x < cx1 && y >= cy0 && y < cy1) computes |= 1u << t;
   }
   // Lanes on a Dirichlet x or y face keep g at every level (y before x at
@@ -567,9 +582,11 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
   const long out_column = geo.lead + x + (y + geo.halo) * geo.stride[1] + geo.halo * geo.stride[2];
   // The load: the thread's pack of each level-0 plane (whole where the pack
   // lies in stored data, point by point at faces and wrapped axes).
-  const int lx0 = x0 - reach, lx1 = x0 + TX + reach;
+  // (r past the tile on peer sides: what level 1 reads there.)
+  const int lx0 = x0 - (peer_x0 ? R : reach), lx1 = x0 + TX + (peer_x1 ? R : reach);
+  const int ly0 = y0 - (peer_y0 ? R : reach), ly1 = y0 + TY + (peer_y1 ? R : reach);
   int gy = 0;
-  const bool loads = y >= y0 - reach && y < y0 + TY + reach && x + V > lx0 && x < lx1 && source_coordinate(ay, y, gy);
+  const bool loads = y >= ly0 && y < ly1 && x + V > lx0 && x < lx1 && source_coordinate(ay, y, gy);
   const bool load_whole = aligned && x >= (ax.periodic ? 0 : ax.load_lo) && x + V <= (ax.periodic ? ax.n : ax.load_hi);
   const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
   const int iterations = z1 + reach - zs;  // level-0 planes zs .. z1+reach-1
@@ -611,7 +628,8 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
   for (int i = 0; i < A; ++i) load_plane(i);
   for (int i = 0; i < iterations; ++i) {
     wait_loads_but<A - 1>();  // plane i has landed
-    __syncthreads();
+    if constexpr (Clustered) cluster.sync();  // also: the peers' planes of the last iteration are complete
+    else __syncthreads();
     load_plane(i + A);  // lands while the next A iterations compute
 
     // x and y ghosts of the planes levels 1..Steps-1 made in the last
@@ -621,7 +639,41 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
       for (int t = 1; t < Steps; ++t) {
         const int q = i - 1 - t * R, left = (Steps - t) * R;
         if (i - 1 < first[t] || i - 1 >= last[t]) continue;
-        fill_ghosts_2d<R>(upper + ((t - 1) * S + q % S) * PS, ax, ay, plane_tile, x0 - left, x0 + TX + left, y0 - left, y0 + TY + left);
+        fill_ghosts_2d<R>(upper + ((t - 1) * S + q % S) * PS, ax, ay, plane_tile, x0 - (peer_x0 ? 0 : left),
+                          x0 + TX + (peer_x1 ? 0 : left), y0 - (peer_y0 ? 0 : left), y0 + TY + (peer_y1 ? 0 : left));
+      }
+      __syncthreads();
+    }
+    // Peer sides: the r columns and rows past the tile of the level t-1
+    // plane that each level t >= 2 reads in this iteration (written r
+    // iterations ago), from the peer's ring (the same slot: same slab).
+    if constexpr (Clustered) {
+      const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+      const int rank = static_cast<int>(cluster.block_rank());
+      for (int t = 2; t <= Steps; ++t) {
+        if (i < first[t] || i >= last[t]) continue;
+        const int q = i - t * R;
+        Real* u = upper + ((t - 2) * S + q % S) * PS;
+        int cx0, cx1, cy0, cy1;
+        region((Steps - t) * R, cx0, cx1, cy0, cy1);  // where level t reads neighbours
+        for (int side = 0; side < 2; ++side) {
+          if (side == 0 ? peer_x0 : peer_x1) {
+            const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -1 : 1));
+            const int shift = side == 0 ? -TX : TX, first_x = side == 0 ? x0 - R : x0 + TX;  // shift: the peer's x0 - ours
+            for (int k = tid; k < R * (cy1 - cy0); k += nthreads) {
+              const int xx = first_x + k % R, yy = cy0 + k / R;
+              u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx - shift, yy)];
+            }
+          }
+          if (side == 0 ? peer_y0 : peer_y1) {
+            const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -CX : CX));
+            const int shift = side == 0 ? -TY : TY, first_y = side == 0 ? y0 - R : y0 + TY;
+            for (int k = tid; k < R * (cx1 - cx0); k += nthreads) {
+              const int xx = cx0 + k % (cx1 - cx0), yy = first_y + k / (cx1 - cx0);
+              u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx, yy - shift)];
+            }
+          }
+        }
       }
       __syncthreads();
     }
@@ -698,18 +750,21 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Wave>())
       }
     }
   }
+  if constexpr (Clustered) cluster.sync();  // peers may still read this block's rings
 }
 
-// The 3D kernel for a launch of `steps` steps (1..max_levels_3d(R)).
-template <int R, class Real, bool Wave, int... S>
+// The 3D kernel for a launch of `steps` steps (1..max_levels_3d(R)), in
+// clusters of one block or more.
+template <int R, class Real, bool Wave, bool Clustered, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
-  return std::array{cluster_kernel_3d<R, Real, Wave, S + 1>...};
+  return std::array{cluster_kernel_3d<R, Real, Wave, S + 1, Clustered>...};
 }
 
 template <int D, int R, class Real, bool Wave>
-auto kernel_for(int steps) {
+auto kernel_for(int steps, bool clustered) {
+  constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
   if constexpr (D == 2) return cluster_kernel_2d<R, Real, Wave>;
-  else return kernels_3d<R, Real, Wave>(std::make_integer_sequence<int, max_levels_3d(R)>{})[steps - 1];
+  else return clustered ? kernels_3d<R, Real, Wave, true>(counts)[steps - 1] : kernels_3d<R, Real, Wave, false>(counts)[steps - 1];
 }
 
 int round_up(int n, int m) { return (n + m - 1) / m * m; }
@@ -804,9 +859,9 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
     // Both levels, each with its pad.
     shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(level_stride<Real>(geo_.width, geo_.rows));
   } else {
-    if (q.blocks() != 1 || q.k < 1 || q.k > max_levels_3d(R) || q.tile_x < 2 * R || q.tile_y < 2 * R || q.tile_z < 1 ||
-        q.threads_y != 1)
-      return reason = "invalid cluster plan (" + q.text() + "): 3D runs clusters of 1 block (no DSMEM yet), k from 1 to " +
+    if (q.cluster_x < 1 || q.cluster_y < 1 || q.blocks() > 8 || q.k < 1 || q.k > max_levels_3d(R) || q.tile_x < 2 * R ||
+        q.tile_y < 2 * R || q.tile_z < 1 || q.threads_y != 1)
+      return reason = "invalid cluster plan (" + q.text() + "): 3D clusters are up to 8 blocks over x-y, k from 1 to " +
                       std::to_string(max_levels_3d(R)) + " for radius " + std::to_string(R) +
                       ", tiles >= 2r, tile_z >= 1, threads_y 1 (a thread a pack of the plane)",
              false;
@@ -851,6 +906,7 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
     }
     return true;
   }
+  const bool clustered = q.blocks() > 1;
   // Every kernel the plan launches (3D: one a step count) may use the
   // shared memory; the plan's own step count sets the occupancy.
   auto occupancy = [&](auto kernel_of) {
@@ -870,11 +926,11 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
     return clusters;
   };
   if (R == 1)
-    active_clusters_ = wave_ ? occupancy([](int s) { return kernel_for<D, 1, Real, true>(s); })
-                             : occupancy([](int s) { return kernel_for<D, 1, Real, false>(s); });
+    active_clusters_ = wave_ ? occupancy([clustered](int s) { return kernel_for<D, 1, Real, true>(s, clustered); })
+                             : occupancy([clustered](int s) { return kernel_for<D, 1, Real, false>(s, clustered); });
   else
-    active_clusters_ = wave_ ? occupancy([](int s) { return kernel_for<D, 2, Real, true>(s); })
-                             : occupancy([](int s) { return kernel_for<D, 2, Real, false>(s); });
+    active_clusters_ = wave_ ? occupancy([clustered](int s) { return kernel_for<D, 2, Real, true>(s, clustered); })
+                             : occupancy([clustered](int s) { return kernel_for<D, 2, Real, false>(s, clustered); });
   if (active_clusters_ <= 0)
     return reason = "cudaOccupancyMaxActiveClusters is 0 for the plan (" + q.text() + "): clusters of " +
                     std::to_string(q.blocks()) + " blocks with " + std::to_string(shared_bytes_ / 1024) + " KiB each cannot be co-scheduled",
@@ -892,18 +948,18 @@ cudaLaunchConfig_t ClusterKernel<D, Real>::launch_config(cudaLaunchAttribute* at
     x.out_hi = x.exchanged[1] ? x.n + ahead * radius_ : x.n;
   }
   auto extent = [&](int a) { return geo_.axis[a].out_hi - geo_.axis[a].out_lo; };
-  const int cluster_rows = q.cluster_y * q.tile_y;
+  // Whole clusters along x and y (blocks past the extent have empty tiles).
+  auto blocks = [&](int a, int tile, int cluster) { return (extent(a) + cluster * tile - 1) / (cluster * tile) * cluster; };
   cudaLaunchConfig_t config{};
   if constexpr (D == 2)
-    config.gridDim = dim3((extent(0) + q.tile_x - 1) / q.tile_x, (extent(1) + cluster_rows - 1) / cluster_rows * q.cluster_y);
+    config.gridDim = dim3(blocks(0, q.tile_x, 1), blocks(1, q.tile_y, q.cluster_y));
   else
-    config.gridDim = dim3((extent(0) + q.tile_x - 1) / q.tile_x, (extent(1) + q.tile_y - 1) / q.tile_y,
-                          (extent(2) + q.tile_z - 1) / q.tile_z);
+    config.gridDim = dim3(blocks(0, q.tile_x, q.cluster_x), blocks(1, q.tile_y, q.cluster_y), (extent(2) + q.tile_z - 1) / q.tile_z);
   config.blockDim = dim3(threads_x_, threads_y_);
   config.dynamicSmemBytes = shared_bytes_;
   config.stream = stream;
   attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = 1;
+  attribute[0].val.clusterDim.x = q.cluster_x;
   attribute[0].val.clusterDim.y = q.cluster_y;
   attribute[0].val.clusterDim.z = 1;
   config.attrs = attribute;
@@ -943,11 +999,11 @@ void ClusterKernel<D, Real>::launch(const Real* cur, const Real* prev, Real* out
   cudaLaunchAttribute attribute[1];
   const cudaLaunchConfig_t config = launch_config(attribute, ahead, stream);
   if (radius_ == 1) {
-    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, true>(steps), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
-    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, false>(steps), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
+    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, true>(steps, geo_.plan.blocks() > 1), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
+    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 1, Real, false>(steps, geo_.plan.blocks() > 1), cur, prev, out_cur, out_prev, geo_, lap1_, update_, steps, start));
   } else {
-    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, true>(steps), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
-    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, false>(steps), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
+    if (wave_) HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, true>(steps, geo_.plan.blocks() > 1), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
+    else HW_CUDA(cudaLaunchKernelEx(&config, kernel_for<D, 2, Real, false>(steps, geo_.plan.blocks() > 1), cur, prev, out_cur, out_prev, geo_, lap2_, update_, steps, start));
   }
   HW_CUDA(cudaGetLastError());
 }

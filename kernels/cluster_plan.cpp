@@ -140,6 +140,12 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     const ClusterPlan d = out.front();
     add(plan_3d(d.tile_x, d.tile_y, 128, d.k));
     add(plan_3d(d.tile_x, d.tile_y, 32, d.k));
+    // Clusters over x-y: the peers' plane edges through DSMEM instead of the redundant halo.
+    for (auto [cx, cy] : {std::pair{2, 1}, {1, 2}, {2, 2}}) {
+      ClusterPlan c = d;
+      c.cluster_x = cx, c.cluster_y = cy;
+      add(c);
+    }
     return out;
   }
   // Resident tiles: 120 (fp32) or 60 (fp64) points and the halo fill 128 of

@@ -131,13 +131,17 @@ TEST(GpuCluster, Resident2D) {
     }
 }
 
-// 3D: clusters of one block streaming z, a thread a pack (threads_y 1).
+// 3D: blocks streaming z, a thread a pack (threads_y 1); clusters over x-y
+// take the r columns and rows past a tile from the peer's rings (DSMEM).
 const char* plans_3d[] = {
     nullptr,             // autotuned
     "1,1,8,8,8,3,1",     // many small tiles and slabs: every face in reach
     "1,1,16,8,5,2,1",    // k = 2, slabs that divide nothing
     "1,1,12,12,64,3,1",  // one slab spans z
     "1,1,8,16,4,1,1",    // one step a launch
+    "2,2,8,8,8,3,1",     // clusters of 2x2: peers on both axes, partial clusters at the far faces
+    "2,1,16,8,5,2,1",    // peers along x only
+    "1,4,8,8,9,2,1",     // four along y: blocks past the grid with empty tiles
 };
 
 // The deepest 3D pipelines: k = 4 at radius 1 (3 at radius 2), remainders of 1..3 steps.
@@ -146,6 +150,7 @@ TEST(GpuCluster, DeepPipelines3D) {
     check_cluster<float, 3>(eq, 1, "[23, 18, 30]", 7, 2, "1,1,16,12,9,4,1");
     check_cluster<double, 3>(eq, 1, "[23, 18, 30]", 6, 1, "1,1,16,12,40,4,1");
     check_cluster<float, 3>(eq, 2, "[23, 18, 30]", 5, 2, "1,1,16,12,9,3,1");
+    check_cluster<double, 3>(eq, 1, "[23, 18, 30]", 7, 2, "2,2,8,8,9,4,1");
   }
 }
 
@@ -214,7 +219,7 @@ void expect_fallback(const char* plan, int radius, const char* grid, const char*
 }
 
 TEST(GpuCluster, FallsBackWithAReason) {
-  expect_fallback<3, float>("1,2,16,16,16,2,1", 1, "[19, 13, 11]", "3D runs clusters of 1 block");  // no DSMEM in 3D yet
+  expect_fallback<3, float>("4,4,16,16,16,2,1", 1, "[19, 13, 11]", "3D clusters are up to 8 blocks");
   expect_fallback<3, float>("1,1,16,16,16,4,1", 2, "[19, 13, 11]", "k from 1 to 3 for radius 2");     // windows in registers
   expect_fallback<2, float>("1,2,3,8,0,2,1", 2, "[37, 29]", "invalid cluster plan");               // a tile narrower than 2r
   expect_fallback<2, double>("1,2,64,512,0,8,1", 1, "[37, 29]", "KiB of shared memory");            // more than a block may have
