@@ -468,6 +468,9 @@ __global__ void __launch_bounds__(512) resident_kernel_2d(const Real* __restrict
 // y ghosts of the planes of levels 1..Steps-1 from FaceRule after the
 // barrier, z ghost planes mirrored as they are read; Dirichlet face points
 // are g at every level. Steps is a template parameter: the levels unroll.
+// Clusters over x-y (Clustered): on sides a peer block serves, levels
+// compute the tile only and the r columns or rows past it come from the
+// peer's ring through DSMEM after each iteration's cluster barrier.
 
 // Blocks an SM the compiler keeps registers for (__launch_bounds__): the
 // heat fits 64 registers (two blocks of up to 512 threads), the wave, which
