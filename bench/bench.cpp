@@ -144,7 +144,7 @@ double host_copy_bandwidth(std::size_t bytes, int repeats) {
 
 struct Row {
   Config config;
-  std::string backend, reason;
+  std::string backend, reason, plan;
   double seconds_per_step = 0, spread = 0, cells_per_second = 0, bytes_per_update = 0, bandwidth = 0, roofline = 0;
 };
 
@@ -167,6 +167,7 @@ Row time_case(const Config& c, const Suite& s) {
   row.config = c;
   row.backend = sim.backend().name();
   row.reason = sim.backend_reason();
+  row.plan = sim.backend().plan();
   row.seconds_per_step = median(seconds);
   std::sort(seconds.begin(), seconds.end());
   row.spread = (seconds.back() - seconds.front()) / row.seconds_per_step;
@@ -239,13 +240,9 @@ int run(const Options& o) {
     const Config& c = r.config;
     std::string grid;
     for (int a = 0; a < c.dims; ++a) grid += (a ? "x" : "") + std::to_string(c.points[a]);
-    // The cluster plan as the backend reports it ("plan (origin): cluster 1x1, tile ..., ...").
-    std::string plan;
-    if (const auto at = r.reason.find("plan ("); at != std::string::npos) plan = r.reason.substr(r.reason.find("): ", at) + 3);
-    plan = plan.substr(0, plan.find(", ", plan.find("thread rows")));
     std::printf("| %s | %s | %dD | %s | %d | %s | %.2f | %.0f | %.1f | %.1f%% | %s |\n", r.backend.c_str(),
                 to_string(c.equation), c.dims, to_string(c.precision), c.radius, grid.c_str(), r.cells_per_second / 1e9,
-                r.bandwidth / 1e9, 100 * r.bandwidth / r.roofline, 100 * r.spread, plan.c_str());
+                r.bandwidth / 1e9, 100 * r.bandwidth / r.roofline, 100 * r.spread, r.plan.c_str());
     out["cases"].push_back({{"backend", r.backend},
                             {"equation", to_string(c.equation)},
                             {"dims", c.dims},
@@ -260,7 +257,7 @@ int run(const Options& o) {
                             {"fraction_of_roofline", r.bandwidth / r.roofline},
                             {"repeat_spread", r.spread},
                             {"backend_reason", r.reason},
-                            {"cluster_plan", plan}});
+                            {"cluster_plan", r.plan}});
   }
   std::ofstream json(o.json);
   json << out.dump(2) << "\n";

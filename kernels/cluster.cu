@@ -72,6 +72,9 @@ __device__ __forceinline__ void load_async_pack(Real* shared, const Real* global
 }
 __device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 __device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most the N newest groups of copies are still in flight.
+template <int N>
+__device__ __forceinline__ void wait_loads_but() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 // ------------------------------------------------------------- 2D kernel ---
 
@@ -486,8 +489,6 @@ __host__ __device__ constexpr int max_levels_3d(int R) { return R == 1 ? 4 : 3; 
 // 2r+1 that the next level reads.
 __host__ __device__ constexpr int level0_planes_3d() { return 8; }
 __host__ __device__ constexpr int upper_planes_3d(int R) { return 2 * R + 1; }
-template <int N>
-__device__ __forceinline__ void wait_loads_but() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 // z ghost planes of a column of 2r+1 planes around plane p (p within r of a
 // physical z face): FaceRule from the plane each mirrors, which the column

@@ -363,6 +363,7 @@ class CudaBackend final : public Backend<D, Real> {
   }
 
   std::string name() const override { return cluster_ ? "cuda-cluster" : "cuda"; }
+  std::string plan() const override { return cluster_ ? cluster_->plan().text() : std::string(); }
   long step() const override { return step_; }
   void set_step(long step) override { step_ = step; }
 

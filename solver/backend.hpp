@@ -36,6 +36,9 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string name() const = 0;
+  // The launch plan a backend runs ("" where it has none: cuda-cluster's, e.g.
+  // "cluster 1x1, tile 112x88, k 8, 8 thread rows").
+  virtual std::string plan() const { return {}; }
   // Fill the fields from the problem's initial conditions, where they live.
   virtual void initialize() = 0;
   // Advance k steps. The caller guarantees neighbour halos valid for k steps
