@@ -208,6 +208,45 @@ TEST(UnitConfig, ClusterPlanSettings) {
   expect_error(good + "cluster: {mode: persistent}\n", ExitCode::invalid_value, {"'cluster.mode'", "resident"});
 }
 
+// The autotune's candidates stay inside what the kernels accept (2D: cluster
+// sizes up to 16, resident tiles; 3D: a thread a pack, k up to 4 at r 1 and
+// 3 at r 2, clusters of up to 8), start from the built-in plan, and each
+// survives the plan cache's round trip.
+TEST(UnitConfig, ClusterPlanCandidates) {
+  for (int dims : {2, 3})
+    for (int radius : {1, 2})
+      for (const char* precision : {"float32", "float64"}) {
+        const std::string points = dims == 2 ? "[256, 256]" : "[64, 64, 64]";
+        const Problem p = Problem::from(load_config_text("equation: wave\nprecision: " + std::string(precision) + "\ngrid: {points: " + points +
+                                                         "}\nstencil: {radius: " + std::to_string(radius) +
+                                                         "}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n", "case.yaml"));
+        const auto plans = cuda::cluster_plan_candidates(p);
+        ASSERT_FALSE(plans.empty());
+        EXPECT_EQ(plans.front(), cuda::default_cluster_plan(p));
+        bool resident = false;
+        for (const auto& plan : plans) {
+          const std::string what = plan.fields() + " (" + std::to_string(dims) + "D r" + std::to_string(radius) + " " + precision + ")";
+          EXPECT_EQ(cuda::ClusterPlan::parse(plan.fields()), plan) << what;
+          EXPECT_GE(plan.tile_x, 2 * radius) << what;
+          EXPECT_GE(plan.tile_y, 2 * radius) << what;
+          resident = resident || plan.resident;
+          if (dims == 3) {
+            EXPECT_FALSE(plan.resident) << what;
+            EXPECT_EQ(plan.threads_y, 1) << what;
+            EXPECT_GE(plan.k, 1) << what;
+            EXPECT_LE(plan.k, radius == 1 ? 4 : 3) << what;
+            EXPECT_LE(plan.blocks(), 8) << what;
+            EXPECT_GE(plan.tile_z, 1) << what;
+          } else {
+            EXPECT_EQ(plan.cluster_x, 1) << what;
+            EXPECT_LE(plan.blocks(), 16) << what;
+            EXPECT_TRUE(plan.resident || plan.k >= 1) << what;
+          }
+        }
+        EXPECT_EQ(resident, dims == 2);
+      }
+}
+
 // A resident plan: the config asks for it, and its text, fields and parse agree.
 TEST(UnitConfig, ResidentClusterPlan) {
   const Config c = load_config_text(good + "cluster: {mode: resident, tile: [120, 32]}\n", "case.yaml");
