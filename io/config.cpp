@@ -263,6 +263,7 @@ Config parse(const YAML::Node& root, const std::string& file) {
       if (v.size() != 2) cl.invalid("shape", "needs 2 numbers: blocks per cluster along x and y");
       if (v[0] < 1 || v[1] < 1 || v[0] * v[1] > 16) cl.invalid("shape", "blocks per cluster must be >= 1 along each axis, at most 16 in all");
       if (cfg.dims == 2 && v[0] != 1) cl.invalid("shape", "2D clusters stack blocks along y only: use [1, n]");
+      if (cfg.dims == 3 && v[0] * v[1] > 8) cl.invalid("shape", "3D clusters are at most 8 blocks over x-y");
       c.shape = {v[0], v[1]};
     }
     if (cl.has("tile")) {

@@ -265,6 +265,8 @@ TEST(UnitConfig, ResidentClusterPlan) {
   EXPECT_THROW(cuda::ClusterPlan::parse("resident,120,32"), Error);
   const std::string three_d = "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
   expect_error(three_d + "cluster: {mode: resident}\n", ExitCode::invalid_value, {"'cluster.mode'", "2D only"});
+  expect_error(three_d + "cluster: {shape: [4, 4]}\n", ExitCode::invalid_value, {"'cluster.shape'", "at most 8 blocks"});
+  EXPECT_EQ(load_config_text(three_d + "cluster: {shape: [2, 4]}\n", "case.yaml").cluster.shape[0], 2);
 }
 
 // Whether a transport can run is known when the run starts: device-memory
