@@ -13,14 +13,16 @@
 //     (c) the stencil over the step's region: the tile plus (steps-s)*r on
 //         the cluster's outer sides. Only that outer halo is computed twice
 //         (by two clusters): a peer's rows never are;
-//     (d) Dirichlet face points of the new level := g;
+//     (d) Dirichlet face points of the new level stay g (set at the load;
+//         restored after the whole-pack stores of (c));
 //     (e) cluster barrier: publishes the new level to the peers, and keeps a
 //         block from overwriting rows a peer still copies.
 //   store  the tile (the wave: both levels), out of place.
 // The stencil is LaplacianWeights::along in axis order and TimeUpdate, as in
 // the baseline kernel: results are bitwise equal to the cuda and host backends.
-// Each thread walks down a strip of one column, keeping the 2r+1 values along
-// y in registers; x neighbours come from shared memory (conflict-free).
+// Each thread walks down a strip of its pack column, keeping the 2r+1 packs
+// along y in registers; x neighbours come from shared memory (conflict-free).
+// The 2D resident kernel and the 3D kernel are described at their sections.
 // Periodic axes (one rank spans them) are loaded with wrapped indices: a point
 // past the face is computed exactly like the one it wraps to. Exchanged faces
 // (MPI) are data like any other point: their halo is loaded, and the write-back
