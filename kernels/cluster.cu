@@ -854,7 +854,8 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
     geo_.rows = q.tile_y + 2 * R;
     threads_x_ = round_up(geo_.width / V, 32);
     threads_y_ = q.threads_y;
-    shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(level_stride<Real>(geo_.width, geo_.rows));
+    geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
+    shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(geo_.plane);  // both levels, each with its pad
   } else if constexpr (D == 2) {
     if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || !power_of_2)
       return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
@@ -862,8 +863,8 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
     geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
     threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
     threads_y_ = q.threads_y;
-    // Both levels, each with its pad.
-    shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(level_stride<Real>(geo_.width, geo_.rows));
+    geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
+    shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(geo_.plane);  // both levels, each with its pad
   } else {
     if (q.cluster_x < 1 || q.cluster_y < 1 || q.blocks() > 8 || q.k < 1 || q.k > max_levels_3d(R) || q.tile_x < 2 * R ||
         q.tile_y < 2 * R || q.tile_z < 1 || q.threads_y != 1)
@@ -875,9 +876,9 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
     threads_x_ = geo_.width / V;
     threads_y_ = geo_.rows;  // a thread a pack of the shared plane
     const int slots = (wave_ ? 2 : 1) * level0_planes_3d() + (q.k - 1) * upper_planes_3d(R);  // as the kernel's rings
-    shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * level_stride<Real>(geo_.width, geo_.rows);
+    geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
+    shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
   }
-  geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
   if (threads_x_ * threads_y_ > 512)
     return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * threads_y_) + " threads a block (at most 512)", false;
   cudaDeviceProp prop{};
@@ -901,7 +902,8 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
                                        : resident_room(resident_kernel_2d<1, Real, false>, threads, shared_bytes_))
                               : (wave_ ? resident_room(resident_kernel_2d<2, Real, true>, threads, shared_bytes_)
                                        : resident_room(resident_kernel_2d<2, Real, false>, threads, shared_bytes_));
-      const long tiles = static_cast<long>((geo_.axis[0].n + q.tile_x - 1) / q.tile_x) * ((geo_.axis[1].n + q.tile_y - 1) / q.tile_y);
+      const dim3 grid = resident_grid();
+      const long tiles = static_cast<long>(grid.x) * grid.y;
       if (tiles > room)
         return reason = "cluster plan (" + q.text() + "): the domain's " + std::to_string(tiles) + " tiles do not fit on chip at once (room for " +
                         std::to_string(room) + ")",
@@ -944,6 +946,12 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
   return true;
 }
 
+// A resident launch: a block a tile of the whole domain.
+template <int D, class Real>
+dim3 ClusterKernel<D, Real>::resident_grid() const {
+  return dim3((geo_.axis[0].n + geo_.plan.tile_x - 1) / geo_.plan.tile_x, (geo_.axis[1].n + geo_.plan.tile_y - 1) / geo_.plan.tile_y);
+}
+
 template <int D, class Real>
 cudaLaunchConfig_t ClusterKernel<D, Real>::launch_config(cudaLaunchAttribute* attribute, int ahead, cudaStream_t stream) {
   const ClusterPlan& q = geo_.plan;
@@ -983,7 +991,7 @@ void ClusterKernel<D, Real>::launch(const Real* cur, const Real* prev, Real* out
       attribute[0].id = cudaLaunchAttributeCooperative;
       attribute[0].val.cooperative = 1;
       cudaLaunchConfig_t config{};
-      config.gridDim = dim3((geo_.axis[0].n + geo_.plan.tile_x - 1) / geo_.plan.tile_x, (geo_.axis[1].n + geo_.plan.tile_y - 1) / geo_.plan.tile_y);
+      config.gridDim = resident_grid();
       config.blockDim = dim3(threads_x_, threads_y_);
       config.dynamicSmemBytes = shared_bytes_;
       config.stream = stream;

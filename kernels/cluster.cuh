@@ -60,6 +60,7 @@ class ClusterKernel {
 
  private:
   cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attribute, int ahead, cudaStream_t stream);
+  dim3 resident_grid() const;
 
   ClusterGeometry<D> geo_{};
   LaplacianWeights<D, 1, Real> lap1_{};
