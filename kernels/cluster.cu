@@ -834,8 +834,8 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
   while ((1 << geo_.thread_rows_log2) < q.threads_y) ++geo_.thread_rows_log2;
   // Shared column 0 is KR rounded up to packs left of the tile: tiles that
   // are whole packs then start on 16-byte boundaries, so loads and stores are packs.
-  geo_.halo_left = round_up(KR, V);
-  geo_.width = round_up(geo_.halo_left + q.tile_x + KR, V);
+  geo_.halo_left = shared_halo_left(KR, V);
+  geo_.width = shared_width(KR, q.tile_x, V);
   if (q.resident) {
     bool fits = D == 2 && q.blocks() == 1 && power_of_2 && q.tile_x > R && q.tile_y > R;
     for (int a = 0; a < 2 && a < D; ++a) {
@@ -849,8 +849,8 @@ bool ClusterKernel<D, Real>::configure(const Problem& problem, const LocalDomain
       if (domain.exchanged[a][0] || domain.exchanged[a][1])
         return reason = "cluster plan (" + q.text() + "): resident mode keeps a whole domain on chip, and this rank's has MPI-exchanged faces",
                false;
-    geo_.halo_left = round_up(R, V);
-    geo_.width = round_up(geo_.halo_left + q.tile_x + R, V);
+    geo_.halo_left = shared_halo_left(R, V);
+    geo_.width = shared_width(R, q.tile_x, V);
     geo_.rows = q.tile_y + 2 * R;
     threads_x_ = round_up(geo_.width / V, 32);
     threads_y_ = q.threads_y;

@@ -75,12 +75,17 @@ ClusterPlan plan_3d(int tile_x, int tile_y, int tile_z, int k) {
   return p;
 }
 
-// Threads a 3D block of the plan has (kernels/cluster.cu: at most 512).
-int threads_3d(const ClusterPlan& p, int radius, int pack) {
-  const int kr = p.k * radius, left = (kr + pack - 1) / pack * pack;
-  return (left + p.tile_x + kr + pack - 1) / pack * (p.tile_y + 2 * kr);
-}
+}  // namespace
 
+int shared_halo_left(int halo, int pack) { return (halo + pack - 1) / pack * pack; }
+int shared_width(int halo, int tile_x, int pack) { return shared_halo_left(shared_halo_left(halo, pack) + tile_x + halo, pack); }
+
+namespace {
+// Threads a 3D block of the plan has: a pack of the shared plane each
+// (kernels/cluster.cu: at most 512).
+int threads_3d(const ClusterPlan& p, int radius, int pack) {
+  return shared_width(p.k * radius, p.tile_x, pack) / pack * (p.tile_y + 2 * p.k * radius);
+}
 }  // namespace
 
 ClusterPlan default_cluster_plan(const Problem& problem) {

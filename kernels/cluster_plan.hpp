@@ -37,6 +37,12 @@ struct ClusterPlan {
   bool operator==(const ClusterPlan&) const = default;
 };
 
+// A block's shared rows, in points (kernels/cluster.cu): `halo` (k*r, or r
+// for a resident tile) rounded up to whole 16-byte packs of `pack` points
+// left of the tile, the tile, `halo` right of it, rounded up to packs.
+int shared_halo_left(int halo, int pack);
+int shared_width(int halo, int tile_x, int pack);
+
 // The built-in plan for a case (the fastest of the H100 sweeps in
 // docs/performance.md); HEATWAVE_CLUSTER_PLAN overrides it, for experiments.
 ClusterPlan default_cluster_plan(const Problem& problem);
