@@ -539,6 +539,7 @@ class CudaBackend final : public Backend<D, Real> {
   // seconds per step; `origin` says what was done. The fields are
   // initialised afterwards, so nothing of this stays.
   std::optional<std::pair<ClusterPlan, double>> autotune_cluster(std::string& origin) {
+    constexpr int resident_chunk = 8;  // steps a resident plan (any chunk in one launch) is timed over
     allocate_wave_outputs();
     InitialCondition noise{InitialType::random};
     noise.seed = 20261123;
@@ -555,22 +556,13 @@ class CudaBackend final : public Backend<D, Real> {
       std::string why;
       if (!kernel.configure(problem_, domain_, plan, why)) continue;
       ++tried;
-      const int steps = plan.resident ? 8 : plan.k;  // a resident launch: a chunk of any length
-      // What launch_cluster does: the launch, then the ghosts of its outputs.
-      const double seconds = seconds_per_step(steps, [&] {
-        if (wave()) {
-          kernel.launch(current_.get(), second_.get(), third_.get(), fourth_.get(), steps, 0, false, stream_);
-          fill_ghosts(third_.get());
-          fill_ghosts(fourth_.get());
-        } else {
-          kernel.launch(current_.get(), nullptr, second_.get(), nullptr, steps, 0, false, stream_);
-          fill_ghosts(second_.get());
-        }
-      });
+      const int steps = plan.resident ? resident_chunk : plan.k;
+      // What launch_cluster runs: the launch, then the ghosts of its outputs.
+      const double seconds = seconds_per_step(steps, [&] { run_cluster(kernel, steps, 0, false); });
       if (!best || seconds < best->second) best = std::make_pair(plan, seconds);
     }
     // The baseline step kernel, timed alike: the plan to beat.
-    const int k = best && !best->first.resident ? best->first.k : 8;
+    const int k = best && !best->first.resident ? best->first.k : resident_chunk;
     const double baseline = seconds_per_step(k, [&] {
       for (int m = 0; m < k; ++m) {
         update(domain_.update_box(problem_.config.radius, 0));
@@ -592,21 +584,29 @@ class CudaBackend final : public Backend<D, Real> {
     return best;
   }
 
-  // `steps` steps in one launch, out of place: the inputs stay intact for
-  // the halos other clusters load. Heat writes u^{n+steps} into second_; the
-  // wave writes u^{n+steps} and u^{n+steps-1} into third_ and fourth_. Then
-  // the buffers swap and the ghosts are filled as after a step.
-  void launch_cluster(int steps, int ahead) {
+  // `steps` steps of `kernel` in one launch, out of place: the inputs stay
+  // intact for the halos other clusters load. Heat writes u^{n+steps} into
+  // second_; the wave writes u^{n+steps} and u^{n+steps-1} into third_ and
+  // fourth_. The outputs' ghosts are then filled as after a step.
+  void run_cluster(ClusterKernel<D, Real>& kernel, int steps, int ahead, bool start) {
     if (wave()) {
-      cluster_->launch(current_.get(), second_.get(), third_.get(), fourth_.get(), steps, ahead, step_ == 0, stream_);
+      kernel.launch(current_.get(), second_.get(), third_.get(), fourth_.get(), steps, ahead, start, stream_);
+      fill_ghosts(third_.get());
+      fill_ghosts(fourth_.get());
+    } else {
+      kernel.launch(current_.get(), nullptr, second_.get(), nullptr, steps, ahead, false, stream_);
+      fill_ghosts(second_.get());
+    }
+  }
+  // The backend's cluster plan for `steps` steps; the outputs become the fields.
+  void launch_cluster(int steps, int ahead) {
+    run_cluster(*cluster_, steps, ahead, step_ == 0);
+    if (wave()) {
       std::swap(current_, third_);
       std::swap(second_, fourth_);
-      fill_ghosts(second_.get());
     } else {
-      cluster_->launch(current_.get(), nullptr, second_.get(), nullptr, steps, ahead, false, stream_);
       std::swap(current_, second_);
     }
-    fill_ghosts(current_.get());
     step_ += steps;
   }
 
