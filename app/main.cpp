@@ -15,11 +15,13 @@
 #include "io/hdf5.hpp"
 #include "io/log.hpp"
 #include "io/metrics.hpp"
+#include "solver/halo_transport.hpp"
 #include "solver/problem.hpp"
+#include "solver/registry.hpp"
 #include "solver/simulation.hpp"
 #include "validation/suite.hpp"
 #ifdef HEATWAVE_HAVE_CUDA
-#include "kernels/cuda_backend.hpp"
+#include "kernels/cuda/device.hpp"
 #endif
 
 namespace heatwave {
@@ -52,22 +54,22 @@ int command_run(const RunOptions& o) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   Config config = o.config_path.empty() ? default_config() : load_config_file(o.config_path);
-  if (!o.backend.empty()) config.backend = o.backend;
-  if (o.threads >= 0) config.threads = o.threads;
-  if (!o.metrics.empty()) config.metrics_file = o.metrics;
-  if (config.threads > 0) omp_set_num_threads(config.threads);
+  if (!o.backend.empty()) config.run.backend = kind_named(backend_names, o.backend);
+  if (o.threads >= 0) config.run.threads = o.threads;
+  if (!o.metrics.empty()) config.run.metrics_file = o.metrics;
+  if (config.run.threads > 0) omp_set_num_threads(config.run.threads);
 
-  const Problem problem = Problem::from(config);
+  Problem::from(config);  // a config past the stability limit or off t_end stops here, before the log starts
   spdlog::info("heatwave {} ({}) - {} {}D, {}, radius {}, config {} (hash {})", build::version, build::git_commit,
                to_string(config.equation), config.dims, to_string(config.precision), config.radius, config.source,
                config_hash(config));
   spdlog::info("resolved config:\n{}", to_yaml(config));
   install_stop_handlers();
-  const RunMetrics metrics = run_problem(problem, RunControl{o.restart, &stop_requested});
+  const RunMetrics metrics = run_config(config, RunControl{o.restart, &stop_requested});
   if (metrics.interrupted) return static_cast<int>(ExitCode::interrupted);
-  if (rank == 0 && !config.metrics_file.empty()) {
-    write_metrics_json(config.metrics_file, config, metrics);
-    spdlog::info("metrics written to {}", config.metrics_file);
+  if (rank == 0 && !config.run.metrics_file.empty()) {
+    write_metrics_json(config.run.metrics_file, config, metrics);
+    spdlog::info("metrics written to {}", config.run.metrics_file);
   }
   return 0;
 }
@@ -97,19 +99,24 @@ int command_info() {
   std::printf("  openmp:  %d thread(s) by default\n", omp_get_max_threads());
   std::printf("  hdf5:    %s\n", build::hdf5);
   std::printf("  kokkos:  %s\n", build::kokkos);
+  std::string backends, transports;
+  for (BackendKind kind : built_backends()) backends += std::string(backends.empty() ? "" : ", ") + to_string(kind);
+  for (HaloTransportKind kind : built_transports()) transports += std::string(transports.empty() ? "" : ", ") + to_string(kind);
+  std::printf("backends: %s (auto: cuda where a GPU is visible, else host; cuda-cluster: temporal blocking over "
+              "thread-block clusters, autotuned against cuda)\n", backends.c_str());
+  std::printf("halo transports: %s (auto: nccl with a GPU per rank, else CUDA-aware MPI, else mpi-host)\n", transports.c_str());
+  std::string equations;
+  for (std::size_t e = 0; e < equation_count; ++e)
+    equations += std::string(equations.empty() ? "" : ", ") + info(static_cast<Equation>(e)).name + ": " + info(static_cast<Equation>(e)).summary;
+  std::printf("equations: %s\n", equations.c_str());
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
-  std::printf("backends: host, cuda, cuda-cluster (temporal blocking over thread-block clusters; autotuned against cuda)\n");
-  std::printf("halo transports: mpi-host%s%s (auto: nccl with a GPU per rank, else CUDA-aware MPI, else mpi-host)\n",
-              cuda_aware_mpi() ? ", mpi-cuda-aware" : "", nccl_available() ? ", nccl" : "");
   std::printf("devices:  %s\n", gpus.empty() ? "none visible (backend auto runs on the host)" : "");
   for (const auto& d : gpus)
     std::printf("  [%d] %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, %d KiB shared/block, clusters %s\n", d.index,
                 d.name.c_str(), d.compute_major, d.compute_minor, d.multiprocessors, d.memory_gib, d.l2_mib,
                 d.shared_per_block_optin_kib, d.clusters ? "yes" : "no");
 #else
-  std::printf("backends: host\n");
-  std::printf("halo transports: mpi-host\n");
   std::printf("devices:  none (no CUDA in this build)\n");
 #endif
   return 0;
@@ -145,7 +152,7 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "run a case (no file: the built-in quickstart)");
   run_cmd->add_option("config", run.config_path, "case YAML file");
   run_cmd->add_option("--backend", run.backend, "override the config's backend")
-      ->check(CLI::IsMember({"auto", "host", "cuda", "cuda-cluster"}));
+      ->check(CLI::IsMember(choices_with_auto(backend_names)));
   run_cmd->add_option("--threads", run.threads, "host OpenMP threads (0: default)")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--metrics", run.metrics, "metrics JSON path");
   run_cmd->add_option("--restart", run.restart, "continue from a checkpoint: 'latest' (newest in checkpoint.dir) or a file");
@@ -157,7 +164,7 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--json", validate.json_path, "report JSON path (default: <output-dir>/report.json)");
   validate_cmd->add_option("--markdown", validate.markdown_path, "report Markdown path (default: <output-dir>/report.md)");
   validate_cmd->add_option("--backend", validate.backend, "run every case on this backend")
-      ->check(CLI::IsMember({"auto", "host", "cuda", "cuda-cluster"}));
+      ->check(CLI::IsMember(choices_with_auto(backend_names)));
   validate_cmd->add_flag("!--no-plots", validate.plots, "skip the convergence plots (Python + matplotlib)");
   auto* info_cmd = app.add_subcommand("info", "version, build features and devices");
   bench::Options bench_options;

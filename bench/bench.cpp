@@ -17,11 +17,10 @@
 #include "io/config.hpp"
 #include "io/errors.hpp"
 #include "io/yaml_section.hpp"
-#include "kernels/cluster_plan.hpp"
-#include "solver/host_backend.hpp"
+#include "kernels/cluster/plan.hpp"
 #include "solver/simulation.hpp"
 #ifdef HEATWAVE_HAVE_CUDA
-#include "kernels/cuda_backend.hpp"
+#include "kernels/cuda/device.hpp"
 #endif
 
 namespace heatwave::bench {
@@ -113,7 +112,7 @@ Suite load_suite(const std::string& text, const std::string& source) {
             for (const auto& points : grid_list)
               for (const auto& plan : parsed) {  // a new seed per case: fresh random data
                 Config config = case_config(b, e, p, r, points, static_cast<int>(s.cases.size()) + 1);
-                if (plan) config.cluster = cuda::fixed_settings(*plan);
+                if (plan) config.run.cluster = cuda::fixed_settings(*plan);
                 s.cases.push_back(config);
               }
   }
@@ -152,8 +151,8 @@ template <int D, class Real>
 Row time_case(const Config& c, const Suite& s) {
   Config run = c;
   run.steps = s.warmup_steps + static_cast<long>(s.repeats) * s.steps;
-  const Problem p = Problem::from(run);
-  Simulation<D, Real> sim(p);
+  Simulation<D, Real> sim(run);
+  const Problem& p = sim.problem();
   sim.advance(s.warmup_steps);
   std::vector<double> seconds;
   for (int r = 0; r < s.repeats; ++r) {
@@ -178,9 +177,7 @@ Row time_case(const Config& c, const Suite& s) {
 }
 
 Row time_any(const Config& c, const Suite& s) {
-  const bool f32 = c.precision == Precision::float32;
-  if (c.dims == 2) return f32 ? time_case<2, float>(c, s) : time_case<2, double>(c, s);
-  return f32 ? time_case<3, float>(c, s) : time_case<3, double>(c, s);
+  return with_dims_and_precision(c.dims, c.precision == Precision::float32, [&]<int D, class Real>() { return time_case<D, Real>(c, s); });
 }
 
 }  // namespace
@@ -221,8 +218,8 @@ int run(const Options& o) {
 
   std::vector<Row> rows;
   for (const Config& c : suite.cases) {
-    if (c.backend != "host" && c.backend != "auto" && device_copy == 0) {
-      spdlog::warn("skipping a {} case: no CUDA device here", c.backend);
+    if (c.run.backend && *c.run.backend != BackendKind::host && device_copy == 0) {
+      spdlog::warn("skipping a {} case: no CUDA device here", to_string(*c.run.backend));
       continue;
     }
     Row row = time_any(c, suite);

@@ -3,8 +3,8 @@
 // as the reference. Each exchange is what a halo stage does: both ranks send
 // `bytes` to each other at once; bandwidth = bytes / time per exchange (per
 // direction), the slower rank's time. The transports are the solver's own
-// (solver/halo_transport.hpp); mpi-host includes the device <-> pinned host
-// copies the solver's staging does.
+// (solver/halo_transport.hpp, kernels/transport/) on device buffers, as a GPU
+// backend hands them faces; mpi-host includes its device <-> pinned host staging.
 //   mpirun -n 2 heatwave_halo_bench OUT.json [MAX_BYTES]
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -21,13 +21,9 @@
 
 #include "io/collective.hpp"
 #include "io/errors.hpp"
-#include "kernels/cuda_backend.hpp"
-#include "kernels/cuda_check.hpp"
-#include "solver/halo_exchange.hpp"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/device.hpp"
 #include "solver/halo_transport.hpp"
-#ifdef HEATWAVE_HAVE_NCCL
-#include "kernels/nccl_transport.hpp"
-#endif
 
 namespace heatwave {
 namespace {
@@ -61,12 +57,10 @@ int run(int argc, char** argv) {
   const cuda::DeviceInfo device = cuda::select_device(rank);
   const int peer = 1 - rank;
 
-  float *send = nullptr, *recv = nullptr, *host_send = nullptr, *host_recv = nullptr;
+  float *send = nullptr, *recv = nullptr;  // the p2p reference's
   HW_CUDA(cudaMalloc(&send, max_bytes));
   HW_CUDA(cudaMalloc(&recv, max_bytes));
   HW_CUDA(cudaMemset(send, rank + 1, max_bytes));
-  HW_CUDA(cudaMallocHost(&host_send, max_bytes));
-  HW_CUDA(cudaMallocHost(&host_recv, max_bytes));
   cudaStream_t stream;
   HW_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
@@ -79,50 +73,34 @@ int run(int argc, char** argv) {
   out["bandwidth"] = "bytes per exchange / seconds per exchange: each direction, both at once";
   if (const char* nvls = std::getenv("NCCL_NVLS_ENABLE")) out["NCCL_NVLS_ENABLE"] = nvls;
 
-  // One transport over every size: an exchange of `bytes` each way.
-  auto measure = [&](HaloTransport& transport, void* s, void* r, const std::function<void(std::size_t)>& before,
-                     const std::function<void(std::size_t)>& after) {
+  // One transport over every size: an exchange of `bytes` each way, from and
+  // into its own device buffers; the stream is waited for after each exchange
+  // (the solver queues its packs and unpacks there).
+  auto measure = [&](HaloTransportKind kind) {
+    auto transport = make_halo_transport(kind, comm, sizeof(float), {MemorySpace::device, stream});
+    void* s = transport->buffer(max_bytes / sizeof(float));
+    void* r = transport->buffer(max_bytes / sizeof(float));
+    HW_CUDA(cudaMemset(s, rank + 1, max_bytes));
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t bytes : sizes) {
       const long count = static_cast<long>(bytes / sizeof(float));
       const HaloMessage in{r, count, peer, 0}, away{s, count, peer, 0};
       const double t = time_exchange(comm, repeats(bytes), [&] {
-        before(bytes);
-        transport.post_receives({&in, 1});
-        transport.post_sends({&away, 1});
-        transport.wait();
-        after(bytes);
+        transport->post_receives({&in, 1});
+        transport->post_sends({&away, 1});
+        transport->wait();
+        transport->unpacked();
+        HW_CUDA(cudaStreamSynchronize(stream));
       });
       rows.push_back({{"bytes", bytes}, {"seconds", t}, {"GBps", bytes / t / 1e9}});
-      if (rank == 0) std::printf("%-15s %10zu B  %9.2f us  %8.2f GB/s\n", to_string(transport.kind()).c_str(), bytes, t * 1e6, bytes / t / 1e9);
+      if (rank == 0) std::printf("%-15s %10zu B  %9.2f us  %8.2f GB/s\n", to_string(kind), bytes, t * 1e6, bytes / t / 1e9);
     }
-    out["transports"][to_string(transport.kind())] = rows;
+    out["transports"][to_string(kind)] = rows;
   };
-  auto sync = [&](std::size_t) { HW_CUDA(cudaStreamSynchronize(stream)); };
-  auto nothing = [](std::size_t) {};
-
-#ifdef HEATWAVE_HAVE_NCCL
-  {  // The packs and unpacks are kernels on the stream in the solver; here the stream is waited for after each exchange.
-    auto nccl = cuda::make_nccl_transport(comm, stream, sizeof(float));
-    measure(*nccl, send, recv, nothing, sync);
-  }
-#endif
-  {
-    auto mpi = make_mpi_transport(HaloTransportKind::mpi_host, comm, sizeof(float));
-    measure(
-        *mpi, host_send, host_recv,
-        [&](std::size_t bytes) {
-          HW_CUDA(cudaMemcpyAsync(host_send, send, bytes, cudaMemcpyDeviceToHost, stream));
-          HW_CUDA(cudaStreamSynchronize(stream));
-        },
-        [&](std::size_t bytes) {
-          HW_CUDA(cudaMemcpyAsync(recv, host_recv, bytes, cudaMemcpyHostToDevice, stream));
-          HW_CUDA(cudaStreamSynchronize(stream));
-        });
-  }
-  if (cuda_aware_mpi()) {
-    auto mpi = make_mpi_transport(HaloTransportKind::mpi_cuda_aware, comm, sizeof(float));
-    measure(*mpi, send, recv, nothing, nothing);
+  for (HaloTransportKind kind : {HaloTransportKind::nccl, HaloTransportKind::mpi_host, HaloTransportKind::mpi_cuda_aware}) {
+    if (kind == HaloTransportKind::nccl && !nccl_available()) continue;
+    if (kind == HaloTransportKind::mpi_cuda_aware && !cuda_aware_mpi()) continue;
+    measure(kind);
   }
 
   // The reference: peer-to-peer copies by one process between the two GPUs,

@@ -18,28 +18,6 @@
 
 namespace heatwave {
 
-const char* to_string(Equation e) { return e == Equation::heat ? "heat" : "wave"; }
-const char* to_string(Precision p) { return p == Precision::float32 ? "float32" : "float64"; }
-const char* to_string(BoundaryType b) {
-  switch (b) {
-    case BoundaryType::dirichlet: return "dirichlet";
-    case BoundaryType::neumann: return "neumann";
-    case BoundaryType::periodic: return "periodic";
-  }
-  return "?";
-}
-const char* to_string(InitialType t) {
-  switch (t) {
-    case InitialType::sine: return "sine";
-    case InitialType::cosine: return "cosine";
-    case InitialType::gaussian: return "gaussian";
-    case InitialType::constant: return "constant";
-    case InitialType::random: return "random";
-    case InitialType::file: return "file";
-  }
-  return "?";
-}
-
 namespace {
 
 using yaml::Section;
@@ -111,11 +89,19 @@ Config parse(const YAML::Node& root, const std::string& file) {
   Config cfg;
   cfg.source = file;
   if (!root.IsDefined() || root.IsNull()) throw Error(ExitCode::invalid_value, file + ": the config is empty");
-  Section top(root, "", file,
-              {"equation", "precision", "grid", "stencil", "alpha", "c", "time", "boundary", "initial", "velocity",
-               "backend", "threads", "parallel", "cluster", "diagnostics", "progress", "metrics", "checkpoint", "output"});
+  // Every equation's coefficient keys are known keys; the chosen equation's are read below.
+  std::vector<std::string> keys{"equation", "precision", "grid", "stencil", "time", "boundary", "initial", "velocity",
+                                "backend", "threads", "parallel", "cluster", "diagnostics", "progress", "metrics",
+                                "checkpoint", "output"};
+  for (std::size_t e = 0; e < equation_count; ++e)
+    for (const CoefficientSpec& k : info(static_cast<Equation>(e)).coefficients)
+      if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
+  Section top(root, "", file, keys);
 
-  cfg.equation = top.choice<Equation>("equation", Equation::heat, {{"heat", Equation::heat}, {"wave", Equation::wave}});
+  std::vector<std::pair<std::string, Equation>> equations;
+  for (std::size_t e = 0; e < equation_count; ++e) equations.emplace_back(info(static_cast<Equation>(e)).name, static_cast<Equation>(e));
+  cfg.equation = top.choice<Equation>("equation", Equation::heat, equations);
+  const EquationInfo equation = info(cfg.equation);
   cfg.precision = top.choice<Precision>("precision", Precision::float64,
                                         {{"float32", Precision::float32}, {"float64", Precision::float64}});
 
@@ -147,15 +133,26 @@ Config parse(const YAML::Node& root, const std::string& file) {
     if (cfg.radius != 1 && cfg.radius != 2) st.invalid("radius", "must be 1 (2nd order) or 2 (4th order)");
   }
 
-  // Physics: the coefficient of the chosen equation only.
-  if (cfg.equation == Equation::heat) {
-    if (top.has("c")) top.invalid("c", "is the wave speed; the heat equation takes 'alpha'");
-    cfg.alpha = top.get<double>("alpha", 1.0);
-    if (cfg.alpha <= 0) top.invalid("alpha", "must be > 0");
-  } else {
-    if (top.has("alpha")) top.invalid("alpha", "is the heat diffusivity; the wave equation takes 'c'");
-    cfg.c = top.get<double>("c", 1.0);
-    if (cfg.c <= 0) top.invalid("c", "must be > 0");
+  // Physics: the chosen equation's coefficients only.
+  for (const std::string& key : keys) {
+    if (!top.has(key)) continue;
+    bool known = false;
+    for (const CoefficientSpec& k : equation.coefficients) known = known || key == k.key;
+    for (std::size_t e = 0; e < equation_count && !known; ++e) {
+      const EquationInfo other = info(static_cast<Equation>(e));
+      for (const CoefficientSpec& k : other.coefficients)
+        if (key == k.key) {
+          std::string takes;
+          for (const CoefficientSpec& mine : equation.coefficients) takes += std::string(takes.empty() ? "'" : ", '") + mine.key + "'";
+          top.invalid(key, std::string("is ") + k.meaning + " of the " + other.name + " equation; the " + equation.name +
+                               " equation takes " + takes);
+        }
+    }
+  }
+  for (const CoefficientSpec& k : equation.coefficients) {
+    const double value = top.get<double>(k.key, k.fallback);
+    if (k.zero_allowed ? value < 0 : value <= 0) top.invalid(k.key, k.zero_allowed ? "must be >= 0" : "must be > 0");
+    cfg.coefficients.set(k.key, value);
   }
 
   // Time
@@ -222,36 +219,37 @@ Config parse(const YAML::Node& root, const std::string& file) {
   if (!top.has("initial")) top.invalid("initial", "is required");
   cfg.initial = parse_initial(top.section("initial", initial_keys), cfg);
   if (top.has("velocity")) {
-    if (cfg.equation != Equation::wave) top.invalid("velocity", "is the initial velocity of the wave equation; heat has none");
+    if (equation.levels != 2)
+      top.invalid("velocity", std::string("is the initial velocity of an equation second order in time; ") + equation.name +
+                                  " has none");
     cfg.velocity = parse_initial(top.section("velocity", initial_keys), cfg);
   }
 
-  cfg.backend = top.choice<std::string>("backend", "auto",
-                                        {{"auto", "auto"}, {"host", "host"}, {"cuda", "cuda"}, {"cuda-cluster", "cuda-cluster"}});
-  cfg.threads = top.get<int>("threads", 0);
-  if (cfg.threads < 0) top.invalid("threads", "must be >= 0 (0: OpenMP's default)");
+  RunSettings& run = cfg.run;
+  run.backend = top.auto_or("backend", run.backend, backend_names);
+  run.threads = top.get<int>("threads", 0);
+  if (run.threads < 0) top.invalid("threads", "must be >= 0 (0: OpenMP's default)");
 
   if (top.has("parallel")) {
     Section par = top.section("parallel", {"exchange_every", "decomposition", "overlap", "halo_transport"});
-    cfg.exchange_every = par.get<int>("exchange_every", 1);
-    cfg.overlap = par.get<bool>("overlap", cfg.overlap);
-    // Whether the build, the MPI and the backend can do it is known when the run starts (Simulation).
-    cfg.halo_transport = par.choice<std::string>("halo_transport", cfg.halo_transport,
-                                                 {{"auto", "auto"}, {"nccl", "nccl"}, {"mpi-cuda-aware", "mpi-cuda-aware"},
-                                                  {"mpi-host", "mpi-host"}});
-    if (cfg.exchange_every < 1) par.invalid("exchange_every", "must be >= 1");
+    ParallelSettings& parallel = run.parallel;
+    parallel.exchange_every = par.get<int>("exchange_every", 1);
+    parallel.overlap = par.get<bool>("overlap", parallel.overlap);
+    // Whether the build, the MPI and the backend can do it is known when the run starts (the backend registry).
+    parallel.halo_transport = par.auto_or("halo_transport", parallel.halo_transport, transport_names);
+    if (parallel.exchange_every < 1) par.invalid("exchange_every", "must be >= 1");
     if (par.has("decomposition")) {
       auto d = par.list<int>("decomposition");
       if (static_cast<int>(d.size()) != cfg.dims) par.invalid("decomposition", "needs one rank count per axis (" + std::to_string(cfg.dims) + ")");
       for (int a = 0; a < cfg.dims; ++a) {
         if (d[a] < 0) par.invalid("decomposition", "rank counts must be >= 0 (0: let MPI choose)");
-        cfg.decomposition[a] = d[a];
+        parallel.decomposition[a] = d[a];
       }
     }
   }
   if (top.has("cluster")) {
     Section cl = top.section("cluster", {"autotune", "cache", "mode", "shape", "tile", "k", "threads_y"});
-    ClusterSettings& c = cfg.cluster;
+    ClusterSettings& c = run.cluster;
     c.autotune = cl.get<bool>("autotune", c.autotune);
     c.cache = cl.get<std::string>("cache", c.cache);
     if (cl.has("mode")) {
@@ -282,49 +280,49 @@ Config parse(const YAML::Node& root, const std::string& file) {
   }
   if (top.has("diagnostics")) {
     Section d = top.section("diagnostics", {"every"});
-    cfg.diagnostics_every = d.get<long>("every", cfg.diagnostics_every);
-    if (cfg.diagnostics_every < 0) d.invalid("every", "must be >= 0 (0: only at the end)");
+    run.diagnostics_every = d.get<long>("every", run.diagnostics_every);
+    if (run.diagnostics_every < 0) d.invalid("every", "must be >= 0 (0: only at the end)");
   }
   if (top.has("progress")) {
     Section p = top.section("progress", {"seconds"});
-    cfg.progress_seconds = p.get<double>("seconds", cfg.progress_seconds);
-    if (cfg.progress_seconds < 0) p.invalid("seconds", "must be >= 0");
+    run.progress_seconds = p.get<double>("seconds", run.progress_seconds);
+    if (run.progress_seconds < 0) p.invalid("seconds", "must be >= 0");
   }
   if (top.has("metrics")) {
     Section m = top.section("metrics", {"file"});
-    cfg.metrics_file = m.get<std::string>("file", cfg.metrics_file);
+    run.metrics_file = m.get<std::string>("file", run.metrics_file);
   }
   if (top.has("checkpoint")) {
     Section ck = top.section("checkpoint", {"every", "every_seconds", "keep", "dir"});
-    cfg.checkpoint.every = ck.get<long>("every", 0);
-    if (cfg.checkpoint.every < 0) ck.invalid("every", "must be >= 0 steps (0: off)");
-    cfg.checkpoint.every_seconds = ck.get<double>("every_seconds", 0.0);
-    if (cfg.checkpoint.every_seconds < 0) ck.invalid("every_seconds", "must be >= 0 seconds (0: off)");
-    cfg.checkpoint.keep = ck.get<int>("keep", cfg.checkpoint.keep);
-    if (cfg.checkpoint.keep < 1) ck.invalid("keep", "must be >= 1 (checkpoints kept on disk)");
-    cfg.checkpoint.dir = ck.get<std::string>("dir", cfg.checkpoint.dir);
-    if (cfg.checkpoint.dir.empty()) ck.invalid("dir", "must name a directory");
+    run.checkpoint.every = ck.get<long>("every", 0);
+    if (run.checkpoint.every < 0) ck.invalid("every", "must be >= 0 steps (0: off)");
+    run.checkpoint.every_seconds = ck.get<double>("every_seconds", 0.0);
+    if (run.checkpoint.every_seconds < 0) ck.invalid("every_seconds", "must be >= 0 seconds (0: off)");
+    run.checkpoint.keep = ck.get<int>("keep", run.checkpoint.keep);
+    if (run.checkpoint.keep < 1) ck.invalid("keep", "must be >= 1 (checkpoints kept on disk)");
+    run.checkpoint.dir = ck.get<std::string>("dir", run.checkpoint.dir);
+    if (run.checkpoint.dir.empty()) ck.invalid("dir", "must name a directory");
   }
   if (top.has("output")) {
     Section out = top.section("output", {"every", "fields", "dir"});
-    cfg.output.every = out.get<long>("every", 0);
-    if (cfg.output.every < 0) out.invalid("every", "must be >= 0 steps (0: off)");
+    run.output.every = out.get<long>("every", 0);
+    if (run.output.every < 0) out.invalid("every", "must be >= 0 steps (0: off)");
     if (out.has("fields")) {
-      cfg.output.fields = out.list<std::string>("fields");
-      std::vector<std::string> known{"u"};
-      if (cfg.equation == Equation::wave) known.push_back("u_previous");
-      if (cfg.output.fields.empty()) out.invalid("fields", "needs at least one field");
-      for (std::size_t i = 0; i < cfg.output.fields.size(); ++i) {
-        const std::string& f = cfg.output.fields[i];
+      run.output.fields = out.list<std::string>("fields");
+      const std::vector<std::string> known(equation.level_names.begin(), equation.level_names.end());
+      std::string names;
+      for (const std::string& level : known) names += (names.empty() ? "" : ", ") + level;
+      if (run.output.fields.empty()) out.invalid("fields", "needs at least one field");
+      for (std::size_t i = 0; i < run.output.fields.size(); ++i) {
+        const std::string& f = run.output.fields[i];
         if (std::find(known.begin(), known.end(), f) == known.end())
-          out.invalid("fields", "names '" + f + "', not a field of the " + to_string(cfg.equation) +
-                                    " equation (fields: " + (known.size() == 1 ? "u" : "u, u_previous") + ")");
-        if (std::find(cfg.output.fields.begin(), cfg.output.fields.begin() + i, f) != cfg.output.fields.begin() + i)
+          out.invalid("fields", "names '" + f + "', not a field of the " + equation.name + " equation (fields: " + names + ")");
+        if (std::find(run.output.fields.begin(), run.output.fields.begin() + i, f) != run.output.fields.begin() + i)
           out.invalid("fields", "names '" + f + "' twice");
       }
     }
-    cfg.output.dir = out.get<std::string>("dir", cfg.output.dir);
-    if (cfg.output.dir.empty()) out.invalid("dir", "must name a directory");
+    run.output.dir = out.get<std::string>("dir", run.output.dir);
+    if (run.output.dir.empty()) out.invalid("dir", "must name a directory");
   }
   return cfg;
 }
@@ -403,10 +401,8 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "length" << YAML::Value << YAML::Flow << num_axes(c.length) << YAML::EndMap;
   e << YAML::Key << "stencil" << YAML::Value << YAML::BeginMap << YAML::Key << "radius" << YAML::Value << c.radius
     << YAML::EndMap;
-  if (c.equation == Equation::heat)
-    e << YAML::Key << "alpha" << YAML::Value << Num{c.alpha};
-  else
-    e << YAML::Key << "c" << YAML::Value << Num{c.c};
+  for (const CoefficientSpec& k : info(c.equation).coefficients)
+    e << YAML::Key << k.key << YAML::Value << Num{c.coefficients.get(k.key)};
   e << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
   if (c.dt)
     e << YAML::Key << "dt" << YAML::Value << Num{*c.dt};
@@ -431,38 +427,41 @@ std::string to_yaml(const Config& c) {
     e << YAML::Key << "velocity" << YAML::Value;
     emit_initial(e, *c.velocity);
   }
-  e << YAML::Key << "backend" << YAML::Value << c.backend;
-  e << YAML::Key << "threads" << YAML::Value << c.threads;
+  const RunSettings& run = c.run;
+  e << YAML::Key << "backend" << YAML::Value << backend_choice_name(run.backend);
+  e << YAML::Key << "threads" << YAML::Value << run.threads;
   e << YAML::Key << "parallel" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "exchange_every" << YAML::Value << c.exchange_every;
-  e << YAML::Key << "overlap" << YAML::Value << c.overlap;
-  e << YAML::Key << "halo_transport" << YAML::Value << c.halo_transport;
-  e << YAML::Key << "decomposition" << YAML::Value << YAML::Flow << axes(c.decomposition) << YAML::EndMap;
+  e << YAML::Key << "exchange_every" << YAML::Value << run.parallel.exchange_every;
+  e << YAML::Key << "overlap" << YAML::Value << run.parallel.overlap;
+  e << YAML::Key << "halo_transport" << YAML::Value
+    << (run.parallel.halo_transport ? to_string(*run.parallel.halo_transport) : "auto");
+  e << YAML::Key << "decomposition" << YAML::Value << YAML::Flow << axes(run.parallel.decomposition) << YAML::EndMap;
+  const ClusterSettings& cluster = run.cluster;
   e << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "autotune" << YAML::Value << c.cluster.autotune;
-  e << YAML::Key << "cache" << YAML::Value << c.cluster.cache;
+  e << YAML::Key << "autotune" << YAML::Value << cluster.autotune;
+  e << YAML::Key << "cache" << YAML::Value << cluster.cache;
   // Plan overrides only where given (0 means tuned, which is no valid value to read back).
-  if (c.cluster.shape[0]) e << YAML::Key << "shape" << YAML::Value << YAML::Flow << std::vector<int>(c.cluster.shape.begin(), c.cluster.shape.end());
-  if (c.cluster.tile[0]) e << YAML::Key << "tile" << YAML::Value << YAML::Flow << std::vector<int>(c.cluster.tile.begin(), c.cluster.tile.begin() + c.dims);
-  if (c.cluster.k) e << YAML::Key << "k" << YAML::Value << c.cluster.k;
-  if (c.cluster.threads_y) e << YAML::Key << "threads_y" << YAML::Value << c.cluster.threads_y;
-  if (!c.cluster.mode.empty()) e << YAML::Key << "mode" << YAML::Value << c.cluster.mode;
+  if (cluster.shape[0]) e << YAML::Key << "shape" << YAML::Value << YAML::Flow << std::vector<int>(cluster.shape.begin(), cluster.shape.end());
+  if (cluster.tile[0]) e << YAML::Key << "tile" << YAML::Value << YAML::Flow << std::vector<int>(cluster.tile.begin(), cluster.tile.begin() + c.dims);
+  if (cluster.k) e << YAML::Key << "k" << YAML::Value << cluster.k;
+  if (cluster.threads_y) e << YAML::Key << "threads_y" << YAML::Value << cluster.threads_y;
+  if (!cluster.mode.empty()) e << YAML::Key << "mode" << YAML::Value << cluster.mode;
   e << YAML::EndMap;
   e << YAML::Key << "diagnostics" << YAML::Value << YAML::BeginMap << YAML::Key << "every" << YAML::Value
-    << c.diagnostics_every << YAML::EndMap;
+    << run.diagnostics_every << YAML::EndMap;
   e << YAML::Key << "progress" << YAML::Value << YAML::BeginMap << YAML::Key << "seconds" << YAML::Value
-    << c.progress_seconds << YAML::EndMap;
+    << run.progress_seconds << YAML::EndMap;
   e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap << YAML::Key << "file" << YAML::Value
-    << c.metrics_file << YAML::EndMap;
+    << run.metrics_file << YAML::EndMap;
   e << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "every" << YAML::Value << c.checkpoint.every;
-  e << YAML::Key << "every_seconds" << YAML::Value << Num{c.checkpoint.every_seconds};
-  e << YAML::Key << "keep" << YAML::Value << c.checkpoint.keep;
-  e << YAML::Key << "dir" << YAML::Value << c.checkpoint.dir << YAML::EndMap;
+  e << YAML::Key << "every" << YAML::Value << run.checkpoint.every;
+  e << YAML::Key << "every_seconds" << YAML::Value << Num{run.checkpoint.every_seconds};
+  e << YAML::Key << "keep" << YAML::Value << run.checkpoint.keep;
+  e << YAML::Key << "dir" << YAML::Value << run.checkpoint.dir << YAML::EndMap;
   e << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "every" << YAML::Value << c.output.every;
-  e << YAML::Key << "fields" << YAML::Value << YAML::Flow << c.output.fields;
-  e << YAML::Key << "dir" << YAML::Value << c.output.dir << YAML::EndMap;
+  e << YAML::Key << "every" << YAML::Value << run.output.every;
+  e << YAML::Key << "fields" << YAML::Value << YAML::Flow << run.output.fields;
+  e << YAML::Key << "dir" << YAML::Value << run.output.dir << YAML::EndMap;
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }
@@ -472,12 +471,7 @@ std::string config_hash(const Config& c) {
   // run settings go back to their defaults first, so the same case on another
   // backend, rank count or thread count keeps its hash.
   Config k = c;
-  const Config defaults;
-  k.backend = defaults.backend, k.threads = defaults.threads, k.exchange_every = defaults.exchange_every;
-  k.decomposition = defaults.decomposition, k.overlap = defaults.overlap, k.diagnostics_every = defaults.diagnostics_every;
-  k.halo_transport = defaults.halo_transport, k.cluster = defaults.cluster;
-  k.progress_seconds = defaults.progress_seconds, k.metrics_file = defaults.metrics_file;
-  k.checkpoint = defaults.checkpoint, k.output = defaults.output;
+  k.run = RunSettings{};
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64: stable across platforms and runs
   for (unsigned char ch : to_yaml(k)) h = (h ^ ch) * 1099511628211ull;
   char buf[17];

@@ -6,8 +6,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -113,6 +115,15 @@ class Section {
     for (const auto& c : choices) names.push_back(c.first);
     fail(ExitCode::invalid_value, node_[key], "'" + qualified(key) + "'",
          "= '" + v + "' is not one of: " + join(names));
+  }
+
+  // "auto" (empty) or one of the kinds of a name table (solver/run_settings.hpp).
+  template <class Kind, std::size_t N>
+  std::optional<Kind> auto_or(const std::string& key, std::optional<Kind> fallback,
+                              const std::array<std::pair<Kind, const char*>, N>& names) const {
+    std::vector<std::pair<std::string, std::optional<Kind>>> choices{{"auto", std::nullopt}};
+    for (const auto& [kind, name] : names) choices.emplace_back(name, kind);
+    return choice<std::optional<Kind>>(key, fallback, choices);
   }
 
   [[noreturn]] void fail(ExitCode code, const YAML::Node& where, const std::string& what, const std::string& msg) const {

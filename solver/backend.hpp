@@ -1,21 +1,30 @@
 #pragma once
-// The one interface every compute backend implements (host, cuda,
-// cuda-cluster). Like BabelStream's Stream: small, and the only thing the time
-// loop and the halo exchange know about where and how the fields live.
+// The one interface every compute backend implements (kernels/host, cuda,
+// cluster). Like BabelStream's Stream: small, and the only thing the time loop
+// and the halo exchange know about where and how the fields live. A backend
+// reports where its memory is and the stream its work is queued on; how halos
+// travel between ranks is the halo transport's business (halo_transport.hpp).
 #include <chrono>
-#include <cstddef>
-#include <memory>
 #include <string>
 
 #include "solver/box.hpp"
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
+#include "solver/run_settings.hpp"
+
+// A CUDA stream as plain C++ sees it (cudaStream_t is CUstream_st*): typed,
+// without the CUDA headers.
+struct CUstream_st;
 
 namespace heatwave {
 
-// Field levels a backend holds. Heat uses `current` only; the wave equation
-// also keeps `previous` (u^{n-1}; before the first step it holds v0).
+using GpuStream = CUstream_st*;
+
+// Field levels a backend holds: u^n, and for an equation second order in time
+// u^{n-1} (before the first step it holds v0).
 enum class Level : int { current = 0, previous = 1 };
+
+enum class MemorySpace { host, device };
 
 // Per-rank partial sums for the diagnostics; the time loop reduces them over
 // ranks. Weighted sums use the trapezoid weights of LocalDomain::weight.
@@ -24,8 +33,8 @@ struct LocalStats {
   double weight = 0;        // sum w
   double sum = 0;           // sum w u
   double sum_squares = 0;   // sum w u^2
-  double kinetic = 0;       // wave: sum w ((u^n - u^{n-1})/dt)^2
-  double potential = 0;     // wave: -c^2 sum w u^{n-1} lap(u^n)
+  double kinetic = 0;       // energy: sum w ((u^n - u^{n-1})/dt)^2
+  double potential = 0;     // energy: -c^2 sum w u^{n-1} lap(u^n)
   long non_finite = 0;      // NaN/Inf count in u
   long points = 0;
 };
@@ -35,7 +44,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  virtual std::string name() const = 0;
+  virtual BackendKind kind() const = 0;
+  std::string name() const { return to_string(kind()); }
   // The launch plan a backend runs ("" where it has none: cuda-cluster's, e.g.
   // "cluster 1x1, tile 112x88, k 8, 8 thread rows").
   virtual std::string plan() const { return {}; }
@@ -53,23 +63,17 @@ class Backend {
   virtual void update(const Box<D>& region) = 0;
   virtual void finish_step() = 0;
   // Steps taken so far; set when the fields come from a checkpoint (restart),
-  // because the wave's first step differs from the others.
+  // because the first step of an equation second order in time differs.
   virtual long step() const = 0;
   virtual void set_step(long step) = 0;
 
   // Halo exchange support: copy a box of a level to or from a contiguous
-  // buffer (x fastest). Buffers come from make_exchange_buffer so that a GPU
-  // backend can hand out device or pinned host memory as MPI requires.
+  // buffer in this backend's memory (x fastest). Queued on stream() where the
+  // backend has one: the halo transport orders its messages after them.
   virtual void pack(Level, const Box<D>&, Real* buffer) = 0;
   virtual void unpack(Level, const Box<D>&, const Real* buffer) = 0;
-  virtual std::shared_ptr<Real[]> make_exchange_buffer(std::size_t count) {
-    return std::shared_ptr<Real[]>(new Real[count]);
-  }
-  // Where exchange buffers live and how they reach the transport, for the run log.
-  virtual std::string halo_path() const { return "host memory"; }
-  // The GPU stream the backend computes on (a cudaStream_t), for a transport
-  // that queues its work in order with the packs and unpacks (nccl); null on the host.
-  virtual void* stream() { return nullptr; }
+  virtual MemorySpace memory() const { return MemorySpace::host; }
+  virtual GpuStream stream() const { return nullptr; }
 
   // The owned points of a level, x fastest (I/O, checkpoints, tests).
   virtual void read(Level, Real* owned) = 0;
@@ -78,12 +82,12 @@ class Backend {
   // Diagnostics of the current state. Needs halos of depth radius valid.
   virtual LocalStats stats() = 0;
 
-  // Seconds taken by the work issued between start_timer() and stop_timer(),
-  // timed where it runs (CUDA events on a GPU backend); waits for that work.
   // Wait for the work issued so far (GPU backends launch asynchronously): the
   // time loop calls it before reading the clock, so phases are honest.
   virtual void synchronize() {}
 
+  // Seconds taken by the work issued between start_timer() and stop_timer(),
+  // timed where it runs (CUDA events on a GPU backend); waits for that work.
   virtual void start_timer() { timer_start_ = std::chrono::steady_clock::now(); }
   virtual double stop_timer() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - timer_start_).count();

@@ -13,15 +13,15 @@ void Decomposition::split(long points, int parts, int coord, long& first, long& 
   first = coord * base + std::min<long>(coord, extra);
 }
 
-Decomposition::Decomposition(const Problem& problem, int halo_depth, MPI_Comm comm)
+Decomposition::Decomposition(const Problem& problem, const ParallelSettings& parallel, int halo_depth, MPI_Comm comm)
     : problem_(problem), halo_(halo_depth) {
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   const int dims = problem.dims;
-  const std::string& src = problem.config.source;
+  const std::string& src = problem.source;
   int requested[3] = {0, 0, 0}, product = 1;
   bool all_given = true;
   for (int a = 0; a < dims; ++a) {
-    requested[a] = problem.config.decomposition[a];
+    requested[a] = parallel.decomposition[a];
     if (requested[a] > 0) product *= requested[a];
     else all_given = false;
   }
@@ -72,7 +72,7 @@ LocalDomain<D> Decomposition::local_domain() const {
     d.offset[a] = first;
     d.global[a] = problem_.points[a];
     for (int side = 0; side < 2; ++side) {
-      const BoundaryFace& bc = problem_.config.boundary[a][side];
+      const BoundaryFace& bc = problem_.faces[a][side];
       // A periodic axis held by one rank wraps locally rather than through MPI.
       d.exchanged[a][side] = dims_[a] > 1 && neighbor_[a][side] != MPI_PROC_NULL;
       d.face[a][side] = FaceRule{bc.type, bc.value, problem_.spacing[a], count, side};

@@ -6,6 +6,7 @@
 
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
+#include "solver/run_settings.hpp"
 
 namespace heatwave {
 
@@ -13,7 +14,8 @@ class Decomposition {
  public:
   // Every rank runs the same checks and throws the same Error(mpi_error), so a
   // bad decomposition never leaves one rank waiting for another.
-  Decomposition(const Problem& problem, int halo_depth, MPI_Comm comm = MPI_COMM_WORLD);
+  // `parallel.decomposition` fixes ranks per axis where non-zero.
+  Decomposition(const Problem& problem, const ParallelSettings& parallel, int halo_depth, MPI_Comm comm = MPI_COMM_WORLD);
   ~Decomposition();
   Decomposition(const Decomposition&) = delete;
   Decomposition& operator=(const Decomposition&) = delete;

@@ -4,14 +4,14 @@
 // the boundary condition. Every backend steps the same boxes this defines.
 #include <array>
 
-#include "io/config.hpp"
 #include "solver/box.hpp"
 #include "solver/hd.hpp"
+#include "solver/numerics.hpp"
 
 namespace heatwave {
 
 // How a ghost value follows from the owned field across a physical face:
-// ghost = sign * u[source] + shift (DESIGN.md, "Boundary ghosts").
+// ghost = sign * u[source] + shift (docs/design.md, "Boundary ghosts").
 //   dirichlet: odd reflection about the face value g:   u(b-j) = 2g - u(b+j)
 //   neumann:   even reflection plus the flux q = du/dn: u(b-j) = u(b+j) + 2 j h q
 //   periodic:  wrap around the axis (only when one rank spans the axis)
@@ -27,10 +27,14 @@ struct FaceRule {
     if (type == BoundaryType::periodic) return side == 0 ? i + n : i - n;
     return side == 0 ? -i : 2 * (n - 1) - i;
   }
+  // The boundary point of the face, and whether local point i is the one a
+  // Dirichlet face holds at g (no step writes it).
+  HW_HD long boundary_point() const { return side == 0 ? 0 : n - 1; }
+  HW_HD bool fixed_point(long i) const { return type == BoundaryType::dirichlet && i == boundary_point(); }
   // The ghost value from u[source(i)]. A Dirichlet face point itself is g.
   template <class Real>
   HW_HD Real ghost(long i, Real source_value) const {
-    if (type == BoundaryType::dirichlet && i == (side == 0 ? 0 : n - 1)) return static_cast<Real>(value);
+    if (fixed_point(i)) return static_cast<Real>(value);
     return static_cast<Real>(sign()) * source_value + static_cast<Real>(shift(i));
   }
   HW_HD double sign() const { return type == BoundaryType::dirichlet ? -1.0 : 1.0; }

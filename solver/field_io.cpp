@@ -75,18 +75,17 @@ void make_directory(const std::string& dir) {
   if (error) throw Error(ExitCode::io_error, dir + ": cannot create the directory: " + error.message());
 }
 
-std::vector<hdf5::Attribute> run_attributes(const Problem& p, const std::string& kind, long step, int ranks) {
-  const Config& c = p.config;
+std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, const std::string& kind, long step, int ranks) {
   std::vector<double> spacing(p.spacing.begin(), p.spacing.begin() + p.dims);
   return {
       {"kind", kind},
       {"step", static_cast<long long>(step)},
       {"time", step * p.dt},
       {"dt", p.dt},
-      {"equation", std::string(to_string(c.equation))},
-      {"precision", std::string(to_string(c.precision))},
+      {"equation", std::string(to_string(p.equation))},
+      {"precision", std::string(to_string(p.precision))},
       {"dims", static_cast<long long>(p.dims)},
-      {"radius", static_cast<long long>(c.radius)},
+      {"radius", static_cast<long long>(p.radius)},
       {"points", axes(p.points, p.dims, false)},
       {"spacing", spacing},
       {"global_shape", axes(p.points, p.dims, true)},
@@ -102,7 +101,7 @@ std::vector<hdf5::Attribute> run_attributes(const Problem& p, const std::string&
 long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p, const std::vector<std::string>& datasets) {
   const std::string& file = checkpoint.path();
   auto refuse = [&](const std::string& why) {
-    throw Error(ExitCode::incompatible_checkpoint, file + ": cannot restart " + p.config.source + " from this checkpoint: " + why);
+    throw Error(ExitCode::incompatible_checkpoint, file + ": cannot restart " + p.source + " from this checkpoint: " + why);
   };
   for (const char* name : {"kind", "step", "equation", "precision", "dims", "radius", "points"})
     if (!checkpoint.has_attribute(name)) refuse(std::string("it is not a heatwave checkpoint (no attribute '") + name + "')");
@@ -121,11 +120,11 @@ long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p, 
     return std::holds_alternative<std::vector<long long>>(v) ? fmt::format("[{}]", fmt::join(std::get<std::vector<long long>>(v), ", "))
                                                              : "?";
   };
-  compare("equation", "equation", std::string(to_string(p.config.equation)), text);
-  compare("precision", "precision", std::string(to_string(p.config.precision)), text);
+  compare("equation", "equation", std::string(to_string(p.equation)), text);
+  compare("precision", "precision", std::string(to_string(p.precision)), text);
   compare("dims", "dims", static_cast<long long>(p.dims), integer);
   compare("grid.points", "points", axes(p.points, p.dims, false), list);
-  compare("stencil.radius", "radius", static_cast<long long>(p.config.radius), integer);
+  compare("stencil.radius", "radius", static_cast<long long>(p.radius), integer);
   for (const std::string& name : datasets)
     if (!checkpoint.has_dataset(name)) refuse("it has no dataset '" + name + "'");
   const hdf5::AttributeValue step = checkpoint.attribute("step");
@@ -133,18 +132,18 @@ long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p, 
   return static_cast<long>(std::get<long long>(step));
 }
 
-void write_output_series(const Problem& p, const std::vector<long>& steps) {
+void write_output_series(const Problem& p, const OutputSettings& output, const std::vector<long>& steps) {
   XdmfGrid grid;
   for (int a = p.dims - 1; a >= 0; --a) {
     grid.shape.push_back(static_cast<std::uint64_t>(p.points[a]));
     grid.origin.push_back(0.0);
     grid.spacing.push_back(p.spacing[a]);
   }
-  grid.precision_bytes = p.config.precision == Precision::float32 ? 4 : 8;
+  grid.precision_bytes = p.precision == Precision::float32 ? 4 : 8;
   std::vector<XdmfStep> series;
   for (long step : steps)
-    series.push_back({step * p.dt, fs::path(output_path(".", step)).filename().string(), p.config.output.fields});
-  write_xdmf((fs::path(p.config.output.dir) / "fields.xmf").string(), grid, series);
+    series.push_back({step * p.dt, fs::path(output_path(".", step)).filename().string(), output.fields});
+  write_xdmf((fs::path(output.dir) / "fields.xmf").string(), grid, series);
 }
 
 }  // namespace heatwave::field_io

@@ -8,6 +8,7 @@
 #include "io/hdf5.hpp"
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
+#include "solver/run_settings.hpp"
 
 namespace heatwave::field_io {
 
@@ -39,7 +40,8 @@ void make_directory(const std::string& dir);
 // Attributes of every file: step, time, dt, the resolved config and its hash,
 // version and commit, and what a restart checks (equation, precision, dims,
 // radius, points).
-std::vector<hdf5::Attribute> run_attributes(const Problem& problem, const std::string& kind, long step, int ranks);
+std::vector<hdf5::Attribute> run_attributes(const Config& config, const Problem& problem, const std::string& kind, long step,
+                                           int ranks);
 
 // Refuses, with Error(incompatible_checkpoint) naming the differing setting, a
 // checkpoint that this problem cannot continue. Returns the checkpoint's step.
@@ -47,6 +49,6 @@ long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& pro
                               const std::vector<std::string>& datasets);
 
 // Rewrites <output.dir>/fields.xmf listing the outputs at `steps`.
-void write_output_series(const Problem& problem, const std::vector<long>& steps);
+void write_output_series(const Problem& problem, const OutputSettings& output, const std::vector<long>& steps);
 
 }  // namespace heatwave::field_io

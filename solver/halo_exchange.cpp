@@ -1,18 +1,10 @@
 #include "solver/halo_exchange.hpp"
 
-#include <mpi.h>
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-
 #include <algorithm>
 
 #include "io/collective.hpp"
 #include "io/errors.hpp"
 #include "io/metrics.hpp"
-#ifdef HEATWAVE_HAVE_NCCL
-#include "kernels/nccl_transport.hpp"
-#endif
 
 namespace heatwave {
 
@@ -23,18 +15,11 @@ namespace {
 int tag(int level, int axis, int receiver_side) { return 8 * level + 2 * axis + receiver_side; }
 }  // namespace
 
-bool cuda_aware_mpi() {
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  return MPIX_Query_cuda_support() == 1;
-#else
-  return false;
-#endif
-}
-
 template <int D, class Real>
 HaloExchange<D, Real>::HaloExchange(Backend<D, Real>& backend, const Decomposition& decomposition,
                                     const LocalDomain<D>& domain, int levels, HaloTransportKind transport)
-    : backend_(backend) {
+    : backend_(backend),
+      transport_(make_halo_transport(transport, decomposition.comm(), sizeof(Real), {backend.memory(), backend.stream()})) {
   const long H = domain.layout.halo;
   for (int a = 0; a < D; ++a)
     for (int side = 0; side < 2; ++side) {
@@ -56,25 +41,14 @@ HaloExchange<D, Real>::HaloExchange(Backend<D, Real>& backend, const Decompositi
       recv.lo[a] = side == 0 ? -H : n, recv.hi[a] = side == 0 ? 0 : n + H;
       for (int level = 0; level < levels; ++level)
         faces_.push_back({a, side, decomposition.neighbor(a, side), level, send, recv,
-                          backend.make_exchange_buffer(send.size()), backend.make_exchange_buffer(recv.size())});
+                          static_cast<Real*>(transport_->buffer(static_cast<std::size_t>(send.size()))),
+                          static_cast<Real*>(transport_->buffer(static_cast<std::size_t>(recv.size())))});
     }
   for (std::size_t first = 0; first < faces_.size();) {
     std::size_t last = first;
     while (last < faces_.size() && faces_[last].axis == faces_[first].axis) ++last;
     stage_faces_.emplace_back(first, last);
     first = last;
-  }
-  // Every rank of a multi-rank run has a neighbour: the NCCL communicator is
-  // made by all of them or by none.
-  if (transport == HaloTransportKind::nccl && decomposition.size() > 1) {
-#ifdef HEATWAVE_HAVE_NCCL
-    if (!backend.stream()) throw Error(ExitCode::internal, "the nccl transport needs a GPU backend");
-    transport_ = cuda::make_nccl_transport(decomposition.comm(), backend.stream(), sizeof(Real));
-#else
-    throw Error(ExitCode::internal, "the nccl transport is not in this build");
-#endif
-  } else {
-    transport_ = make_mpi_transport(transport, decomposition.comm(), sizeof(Real));
   }
 }
 
@@ -94,9 +68,9 @@ std::vector<HaloMessage> HaloExchange<D, Real>::messages(int stage, bool receive
     const Face& face = faces_[f];
     // Tag by the receiver's side: what I send from my low face lands on my neighbour's high side.
     if (receives)
-      out.push_back({face.recv.get(), face.recv_box.size(), face.neighbor, tag(face.level, face.axis, face.side)});
+      out.push_back({face.recv, face.recv_box.size(), face.neighbor, tag(face.level, face.axis, face.side)});
     else
-      out.push_back({face.send.get(), face.send_box.size(), face.neighbor, tag(face.level, face.axis, 1 - face.side)});
+      out.push_back({face.send, face.send_box.size(), face.neighbor, tag(face.level, face.axis, 1 - face.side)});
   }
   std::stable_sort(out.begin(), out.end(), [](const HaloMessage& a, const HaloMessage& b) { return a.tag < b.tag; });
   return out;
@@ -109,7 +83,7 @@ void HaloExchange<D, Real>::start(int stage) {
   transport_->post_receives(messages(stage, true));
   const double t1 = steady_seconds();
   for (std::size_t f = first; f < last; ++f)
-    backend_.pack(static_cast<Level>(faces_[f].level), faces_[f].send_box, faces_[f].send.get());
+    backend_.pack(static_cast<Level>(faces_[f].level), faces_[f].send_box, faces_[f].send);
   const double t2 = steady_seconds();
   transport_->post_sends(messages(stage, false));
   times_.pack += t2 - t1;
@@ -123,7 +97,8 @@ void HaloExchange<D, Real>::finish(int stage) {
   const double t1 = steady_seconds();
   const auto [first, last] = stage_faces_[static_cast<std::size_t>(stage)];
   for (std::size_t f = first; f < last; ++f)
-    backend_.unpack(static_cast<Level>(faces_[f].level), faces_[f].recv_box, faces_[f].recv.get());
+    backend_.unpack(static_cast<Level>(faces_[f].level), faces_[f].recv_box, faces_[f].recv);
+  transport_->unpacked();
   times_.communicate += t1 - t0;
   times_.unpack += steady_seconds() - t1;
 }

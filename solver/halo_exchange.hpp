@@ -22,15 +22,11 @@ struct HaloTimes {
   // times, and the GPU's time shows in the compute phase, which waits for it.)
 };
 
-// Whether MPI reads and writes CUDA device memory itself (OpenMPI's
-// MPIX_Query_cuda_support, asked only where the library was built with it).
-bool cuda_aware_mpi();
-
 template <int D, class Real>
 class HaloExchange {
  public:
   // Collective (nccl makes its communicator here). The transport must suit
-  // the backend: device memory ones (nccl, mpi-cuda-aware) need a GPU backend.
+  // the backend (the registry chose it): nccl and mpi-cuda-aware need a GPU backend.
   HaloExchange(Backend<D, Real>& backend, const Decomposition& decomposition, const LocalDomain<D>& domain, int levels,
                HaloTransportKind transport);
 
@@ -50,13 +46,13 @@ class HaloExchange {
   const HaloTimes& times() const { return times_; }
   HaloTransportKind transport() const { return transport_->kind(); }
   // The transport and where its buffers live, for the run log and metrics.
-  std::string path() const { return to_string(transport()) + " (" + backend_.halo_path() + ")"; }
+  std::string path() const { return std::string(to_string(transport())) + " (" + transport_->path() + ")"; }
 
  private:
   struct Face {
     int axis, side, neighbor, level;
     Box<D> send_box, recv_box;
-    std::shared_ptr<Real[]> send, recv;
+    Real *send, *recv;  // the transport's buffers
   };
   // One stage's messages in tag order (NCCL matches messages between two
   // ranks in posting order, MPI by tag: sorted, both mean the same).

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "io/config.hpp"
-#include "solver/problem.hpp"
 #include "solver/hd.hpp"
+#include "solver/numerics.hpp"
+#include "solver/problem.hpp"
 
 namespace heatwave {
 
@@ -31,11 +31,10 @@ struct InitialSpec {
   }
   // The problem's u0, and its v0 (zero when the config gives none).
   static InitialSpec initial(const Problem& p) {
-    return make(p.config.initial, p.dims, p.points, p.config.length, p.spacing);
+    return make(p.initial, p.dims, p.points, p.length, p.spacing);
   }
   static InitialSpec velocity(const Problem& p) {
-    return make(p.config.velocity.value_or(InitialCondition{InitialType::constant}), p.dims, p.points, p.config.length,
-                p.spacing);
+    return make(p.velocity.value_or(InitialCondition{InitialType::constant}), p.dims, p.points, p.length, p.spacing);
   }
 };
 

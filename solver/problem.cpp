@@ -14,28 +14,32 @@ long Problem::global_points() const {
 }
 
 double Problem::stability_number_for(double step) const {
-  double sum = 0;
-  for (int a = 0; a < dims; ++a) sum += 1.0 / (spacing[a] * spacing[a]);
-  return config.equation == Equation::heat ? config.alpha * step * sum : config.c * step * std::sqrt(sum);
+  double inverse_h2 = 0;
+  for (int a = 0; a < dims; ++a) inverse_h2 += 1.0 / (spacing[a] * spacing[a]);
+  return with_equation(equation, [&]<class Eq>() { return Eq::stability_number(coefficients, step, inverse_h2); });
 }
 
-// Von Neumann limits of the highest grid mode (DESIGN.md, Numerics).
+// Von Neumann limits of the highest grid mode (docs/design.md, Numerics).
 double Problem::stability_limit() const {
-  const bool r1 = config.radius == 1;
-  return config.equation == Equation::heat ? (r1 ? 0.5 : 0.375) : (r1 ? 1.0 : std::sqrt(3.0) / 2.0);
+  return with_equation(equation, [&]<class Eq>() { return Eq::stability_limit(radius); });
 }
 
 std::string Problem::stability_rule() const {
-  const bool r1 = config.radius == 1;
-  if (config.equation == Equation::heat)
-    return std::string("alpha*dt*sum(1/h^2) <= ") + (r1 ? "1/2" : "3/8");
-  return std::string("c*dt*sqrt(sum(1/h^2)) <= ") + (r1 ? "1" : "sqrt(3)/2");
+  return with_equation(equation, [&]<class Eq>() { return std::string(Eq::stability_rule(radius)); });
 }
 
 Problem Problem::from(const Config& config) {
   Problem p;
-  p.config = config;
+  p.source = config.source;
+  p.equation = config.equation;
+  p.precision = config.precision;
   p.dims = config.dims;
+  p.radius = config.radius;
+  p.length = config.length;
+  p.coefficients = config.coefficients;
+  p.faces = config.boundary;
+  p.initial = config.initial;
+  p.velocity = config.velocity;
   for (int a = 0; a < p.dims; ++a) {
     p.points[a] = config.points[a];
     p.periodic[a] = config.boundary[a][0].type == BoundaryType::periodic;

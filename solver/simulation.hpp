@@ -1,17 +1,21 @@
 #pragma once
-// The time loop: exchange halos, advance k steps, diagnose when due, report.
+// The time loop: exchange halos, advance k steps, diagnose, checkpoint and
+// write outputs when due, report. The backend comes from the registry, the
+// files from RunFiles, the reductions from diagnostics.
 #include <mpi.h>
 
 #include <csignal>
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "io/config.hpp"
 #include "io/metrics.hpp"
 #include "solver/backend.hpp"
 #include "solver/decomposition.hpp"
+#include "solver/diagnostics.hpp"
 #include "solver/halo_exchange.hpp"
-#include "solver/problem.hpp"
+#include "solver/registry.hpp"
+#include "solver/run_files.hpp"
 
 namespace heatwave {
 
@@ -25,40 +29,35 @@ struct RunControl {
 template <int D, class Real>
 class Simulation {
  public:
-  explicit Simulation(const Problem& problem, MPI_Comm comm = MPI_COMM_WORLD);
+  explicit Simulation(const Config& config, MPI_Comm comm = MPI_COMM_WORLD);
 
   // The whole run with progress, diagnostics and a summary in the log.
   // Throws Error(non_finite) when NaN/Inf appears. A stop request ends the
   // run early after a checkpoint, with RunMetrics::interrupted set.
   RunMetrics run(const RunControl& control = {});
 
-  // Checkpoint of the current state in checkpoint.dir, the last `keep` kept
-  // (collective). Returns its path.
-  std::string write_checkpoint();
-  // Restores the fields and the step from a checkpoint path, or from the
-  // newest in checkpoint.dir for "latest" (collective). Returns the path used.
-  std::string restart(const std::string& checkpoint);
-  // Field output of the current state in output.dir, and the XDMF series (collective).
-  void write_output();
-
   // Advance `steps` steps, exchanging halos as needed (no logging).
   void advance(long steps);
   // Diagnostics of the current state, reduced over all ranks.
   FieldSummary diagnose();
   // The global field of a level on rank 0, x fastest (empty on other ranks).
-  std::vector<Real> gather(Level level);
+  std::vector<Real> gather(Level level) { return gather_level(*chosen_.backend, level, problem_, decomposition_, domain_); }
+  // Checkpoints and outputs (collective): RunFiles.
+  std::string write_checkpoint() { return files_.write_checkpoint(); }
+  std::string restart(const std::string& checkpoint) { return files_.restart(checkpoint); }
+  void write_output() { files_.write_output(); }
 
-  Backend<D, Real>& backend() { return *backend_; }
+  Backend<D, Real>& backend() { return *chosen_.backend; }
   // Why this backend runs, and how (device, fallback reason, cluster plan).
-  const std::string& backend_reason() const { return backend_reason_; }
+  const std::string& backend_reason() const { return chosen_.reason; }
   const Problem& problem() const { return problem_; }
   const Decomposition& decomposition() const { return decomposition_; }
-  long step() const { return backend_->step(); }
+  long step() const { return chosen_.backend->step(); }
 
  private:
   long next_chunk(long until) const;
   // Whether chunks overlap their halo exchange with compute (parallel.overlap, and neighbours to talk to).
-  bool overlapped() const;
+  bool overlapped() const { return config_.run.parallel.overlap && halo_.active(); }
   // One chunk of k steps whose first step computes its interior while the
   // halo exchange is in flight. Why the first step of the chunk: it is the
   // earliest work that can go on without the new halos, for any k; the faces
@@ -66,25 +65,22 @@ class Simulation {
   // level and the boundary strips (computed after the wait) are the only work
   // that waits for the network.
   void advance_overlapped(int k);
-  // The levels a checkpoint holds: u, and u_previous for the wave equation.
-  std::vector<std::pair<std::string, Level>> checkpoint_levels() const;
-  void write_levels(const std::string& path, const std::string& kind,
-                    const std::vector<std::pair<std::string, Level>>& levels);
-  // initial/velocity of type file: read into the backend after initialize().
-  void load_initial_files();
+  // The run's description in the log and the metrics it starts with.
+  RunMetrics start_metrics() const;
+  // Phase times over ranks, rates and the conservation lines, at the end.
+  void finish_metrics(RunMetrics& m, const FieldSummary& first_energy) const;
 
+  Config config_;
   Problem problem_;
   Decomposition decomposition_;
   LocalDomain<D> domain_;
-  std::string backend_reason_;  // set while backend_ is made: declared first
-  HaloTransportKind transport_ = HaloTransportKind::mpi_host;  // likewise
-  std::unique_ptr<Backend<D, Real>> backend_;
+  ChosenBackend<D, Real> chosen_;
   HaloExchange<D, Real> halo_;
+  RunFiles<D, Real> files_;
   PhaseTimes phases_;
-  std::vector<long> output_steps_;  // the steps in the XDMF series
 };
 
 // Picks dimension and precision from the config and runs.
-RunMetrics run_problem(const Problem& problem, const RunControl& control = {}, MPI_Comm comm = MPI_COMM_WORLD);
+RunMetrics run_config(const Config& config, const RunControl& control = {}, MPI_Comm comm = MPI_COMM_WORLD);
 
 }  // namespace heatwave

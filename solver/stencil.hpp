@@ -1,7 +1,8 @@
 #pragma once
 // The discrete Laplacian: central differences of radius R (order 2R) along each
-// axis. This is the one stencil definition the host and CUDA backends use; the
-// Kokkos reference in validation/ deliberately has its own.
+// axis. This is the one stencil definition every backend uses (the time update
+// is the equation's: solver/equations/); the Kokkos reference in validation/
+// deliberately has its own.
 #include <array>
 
 #include "solver/hd.hpp"
@@ -70,22 +71,6 @@ struct LaplacianWeights {
   }
   // The running sum over axes: the x term starts it.
   HW_HD static Real add_axis(int a, Real sum, Real axis) { return a == 0 ? axis : sum + axis; }
-};
-
-// The time updates, written as the math reads.
-//   heat (FTCS):     u' = u + alpha*dt * lap(u)
-//   wave (leapfrog): u' = 2u - u_prev + (c*dt)^2 * lap(u)
-//   wave start:      u' = u + dt*v0 + (c*dt)^2/2 * lap(u)   (Taylor; v0 sits where u_prev will)
-template <class Real>
-struct TimeUpdate {
-  Real alpha_dt;      // heat: alpha*dt
-  Real c2dt2;         // wave: (c*dt)^2
-  Real half_c2dt2;    // wave start: (c*dt)^2 / 2
-  Real dt;            // wave start
-
-  HW_HD Real heat(Real u, Real lap) const { return u + alpha_dt * lap; }
-  HW_HD Real wave(Real u, Real u_prev, Real lap) const { return Real(2) * u - u_prev + c2dt2 * lap; }
-  HW_HD Real wave_start(Real u, Real v0, Real lap) const { return u + dt * v0 + half_c2dt2 * lap; }
 };
 
 }  // namespace heatwave

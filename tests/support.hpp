@@ -13,13 +13,14 @@
 
 namespace heatwave::test {
 
-inline Problem problem_from(const std::string& yaml) { return Problem::from(load_config_text(yaml, "<test>")); }
+inline Config config_from(const std::string& yaml) { return load_config_text(yaml, "<test>"); }
+inline Problem problem_from(const std::string& yaml) { return Problem::from(config_from(yaml)); }
 
 // Runs `steps` steps (default: the problem's) and returns the global current field on rank 0.
 template <int D, class Real>
-std::vector<Real> run_field(const Problem& p, long steps = -1) {
-  Simulation<D, Real> sim(p);
-  sim.advance(steps < 0 ? p.steps : steps);
+std::vector<Real> run_field(const Config& c, long steps = -1) {
+  Simulation<D, Real> sim(c);
+  sim.advance(steps < 0 ? sim.problem().steps : steps);
   return sim.gather(Level::current);
 }
 

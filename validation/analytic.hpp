@@ -1,7 +1,8 @@
 #pragma once
-// Exact answers for sine/cosine modes (DESIGN.md, "Exact answers"): the fully
-// discrete solution (holds to rounding) and the continuous one (for
-// convergence orders).
+// Exact answers for sine/cosine modes (docs/design.md, "Exact answers"): the
+// fully discrete solution (holds to rounding) and the continuous one (for
+// convergence orders). The mode's eigenvalue is the grid's; how the amplitude
+// evolves is the equation's (Eq::mode_factor, Eq::continuous_factor).
 #include <cmath>
 #include <string>
 
@@ -18,10 +19,10 @@ inline double symbol(int radius, double p) {
 
 // Why the initial condition is not an exact mode of this problem ("" if it is):
 // sine modes need homogeneous Dirichlet faces, cosine modes homogeneous
-// Neumann faces, and a periodic axis needs an even mode number; the wave also
-// needs v0 = 0.
+// Neumann faces, and a periodic axis needs an even mode number; an equation
+// second order in time also needs v0 = 0.
 inline std::string mode_problem(const Problem& p) {
-  const InitialCondition& ic = p.config.initial;
+  const InitialCondition& ic = p.initial;
   if (ic.type != InitialType::sine && ic.type != InitialType::cosine) return "the initial condition is not a sine/cosine mode";
   const BoundaryType wanted = ic.type == InitialType::sine ? BoundaryType::dirichlet : BoundaryType::neumann;
   for (int a = 0; a < p.dims; ++a) {
@@ -29,14 +30,13 @@ inline std::string mode_problem(const Problem& p) {
       if (ic.modes[a] % 2 != 0) return std::string("periodic axis ") + axis_names[a] + " needs an even mode number";
       continue;
     }
-    for (const auto& f : p.config.boundary[a])
+    for (const auto& f : p.faces[a])
       if (f.type != wanted || f.value != 0)
         return std::string("axis ") + axis_names[a] + " needs homogeneous " + to_string(wanted) + " faces for a " +
                to_string(ic.type) + " mode";
   }
-  if (p.config.equation == Equation::wave && p.config.velocity &&
-      !(p.config.velocity->type == InitialType::constant && p.config.velocity->value == 0))
-    return "the exact wave solution assumes v0 = 0";
+  if (p.levels() == 2 && p.velocity && !(p.velocity->type == InitialType::constant && p.velocity->value == 0))
+    return std::string("the exact ") + to_string(p.equation) + " solution assumes v0 = 0";
   return "";
 }
 
@@ -45,33 +45,28 @@ inline double discrete_eigenvalue(const Problem& p) {
   double S = 0;
   for (int a = 0; a < p.dims; ++a) {
     const double h = p.spacing[a];
-    S += symbol(p.config.radius, p.config.initial.modes[a] * pi * h / p.config.length[a]) / (h * h);
+    S += symbol(p.radius, p.initial.modes[a] * pi * h / p.length[a]) / (h * h);
   }
   return S;
 }
 inline double continuous_eigenvalue(const Problem& p) {
   double lambda = 0;
   for (int a = 0; a < p.dims; ++a) {
-    const double k = p.config.initial.modes[a] * pi / p.config.length[a];
+    const double k = p.initial.modes[a] * pi / p.length[a];
     lambda -= k * k;
   }
   return lambda;
 }
 
 // The mode's amplitude factor after n steps, fully discrete (heat: g^n with
-// g = 1 + alpha*dt*S; wave with v0 = 0: cos(n*theta), cos(theta) = 1 + (c*dt)^2*S/2).
+// g = 1 + alpha*dt*S; the wave with v0 = 0: cos(n*theta), cos(theta) = 1 + (c*dt)^2*S/2).
 inline double discrete_factor(const Problem& p, long n) {
-  const double S = discrete_eigenvalue(p), dt = p.dt;
-  if (p.config.equation == Equation::heat) return std::pow(1 + p.config.alpha * dt * S, static_cast<double>(n));
-  const double c = p.config.c;
-  return std::cos(n * std::acos(1 + c * c * dt * dt * S / 2));
+  return with_equation(p.equation, [&]<class Eq>() { return Eq::mode_factor(p.coefficients, p.dt, discrete_eigenvalue(p), n); });
 }
 
 // ... and of the continuous solution at time t.
 inline double continuous_factor(const Problem& p, double t) {
-  const double lambda = continuous_eigenvalue(p);
-  if (p.config.equation == Equation::heat) return std::exp(p.config.alpha * lambda * t);
-  return std::cos(p.config.c * std::sqrt(-lambda) * t);
+  return with_equation(p.equation, [&]<class Eq>() { return Eq::continuous_factor(p.coefficients, continuous_eigenvalue(p), t); });
 }
 
 }  // namespace heatwave::analytic

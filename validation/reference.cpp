@@ -1,5 +1,5 @@
-// The Kokkos reference solver. Written to be read against DESIGN.md, not to be
-// fast: one 3D View per field level (a 2D problem has a single z plane), the
+// The Kokkos reference solver. Written to be read against the numerics
+// contract (docs/design.md), not to be fast: one 3D View per field level (a 2D problem has a single z plane), the
 // stencils spelled out as formulas, and each boundary rule written where it is
 // applied. Nothing here comes from solver/stencil.hpp or solver/domain.hpp.
 #include "validation/reference.hpp"
@@ -38,15 +38,15 @@ struct Grid {
   double h[3] = {1, 1, 1};
   Face face[3][2];
 
-  explicit Grid(const Config& c) : dims(c.dims), radius(c.radius) {
+  explicit Grid(const Problem& p) : dims(p.dims), radius(p.radius) {
     for (int a = 0; a < dims; ++a) {
-      const bool periodic = c.boundary[a][0].type == BoundaryType::periodic;
-      n[a] = c.points[a];
+      const bool periodic = p.faces[a][0].type == BoundaryType::periodic;
+      n[a] = p.points[a];
       ghosts[a] = radius;
       // Vertex-centred: both faces are grid points, except that a periodic
       // axis drops the duplicate of its first point.
-      h[a] = c.length[a] / static_cast<double>(periodic ? n[a] : n[a] - 1);
-      for (int side = 0; side < 2; ++side) face[a][side] = {c.boundary[a][side].type, c.boundary[a][side].value};
+      h[a] = p.length[a] / static_cast<double>(periodic ? n[a] : n[a] - 1);
+      for (int side = 0; side < 2; ++side) face[a][side] = {p.faces[a][side].type, p.faces[a][side].value};
     }
   }
   long extent(int a) const { return n[a] + 2 * ghosts[a]; }
@@ -58,15 +58,15 @@ class Solver {
  public:
   using Field = Kokkos::View<Real***, Kokkos::LayoutLeft, ExecutionSpace>;  // LayoutLeft: x fastest
 
-  Solver(const Problem& p) : problem_(p), grid_(p.config) {
+  Solver(const Problem& p) : problem_(p), grid_(p) {
     for (Field* f : {&u_, &u_next_, &u_prev_}) *f = Field("reference field", grid_.extent(0), grid_.extent(1), grid_.extent(2));
   }
 
   // u0, and for the wave v0 in u_prev (where the Taylor start step reads it).
   void initialize() {
-    set_initial(u_, problem_.config.initial);
+    set_initial(u_, problem_.initial);
     fill_ghosts(u_);
-    if (wave()) set_initial(u_prev_, problem_.config.velocity.value_or(InitialCondition{InitialType::constant}));
+    if (wave()) set_initial(u_prev_, problem_.velocity.value_or(InitialCondition{InitialType::constant}));
     step_ = 0;
   }
 
@@ -86,7 +86,7 @@ class Solver {
   }
 
  private:
-  bool wave() const { return problem_.config.equation == Equation::wave; }
+  bool wave() const { return problem_.equation == Equation::wave; }
 
   // lap(u) at storage point (x, y, z): the 1D second differences summed over
   // the active axes, radius 1 (order 2) or radius 2 (order 4).
@@ -128,7 +128,7 @@ class Solver {
   void heat_step() {
     const Laplacian lap = laplacian(u_);
     const Field u = u_, next = u_next_;
-    const Real alpha_dt = static_cast<Real>(problem_.config.alpha * problem_.dt);
+    const Real alpha_dt = static_cast<Real>(problem_.coefficients.get("alpha") * problem_.dt);
     Kokkos::parallel_for("reference heat step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
       next(x, y, z) = u(x, y, z) + alpha_dt * lap(x, y, z);
     });
@@ -141,7 +141,7 @@ class Solver {
   void wave_step() {
     const Laplacian lap = laplacian(u_);
     const Field u = u_, prev = u_prev_, next = u_next_;
-    const double c_dt = problem_.config.c * problem_.dt;
+    const double c_dt = problem_.coefficients.get("c") * problem_.dt;
     const Real c2dt2 = static_cast<Real>(c_dt * c_dt), half_c2dt2 = static_cast<Real>(0.5 * c_dt * c_dt);
     const Real dt = static_cast<Real>(problem_.dt);
     if (step_ == 0)
@@ -158,7 +158,7 @@ class Solver {
     fill_ghosts(u_);
   }
 
-  // The boundary, face by face (DESIGN.md, "Boundary ghosts"), for the ghost
+  // The boundary, face by face (docs/design.md, "Boundary ghosts"), for the ghost
   // layers j = 1..r outside a face whose boundary point is b:
   //   dirichlet: u(b -+ j) = 2g - u(b +- j), and u(b) = g
   //   neumann:   u(b -+ j) = u(b +- j) + 2*j*h*q     (q = du/dn, outward)
@@ -207,7 +207,7 @@ class Solver {
   void set_initial(const Field& u, const InitialCondition& ic) {
     std::array<long, 3> points{grid_.n[0], grid_.n[1], grid_.n[2]};
     std::array<double, 3> spacing{grid_.h[0], grid_.h[1], grid_.h[2]};
-    const InitialSpec spec = InitialSpec::make(ic, grid_.dims, points, problem_.config.length, spacing);
+    const InitialSpec spec = InitialSpec::make(ic, grid_.dims, points, problem_.length, spacing);
     auto host = Kokkos::create_mirror_view(u);
     for (long z = 0; z < grid_.n[2]; ++z)
       for (long y = 0; y < grid_.n[1]; ++y)
@@ -256,7 +256,7 @@ std::vector<Fields> run_in(const Problem& problem, const std::vector<long>& at_s
 
 std::vector<Fields> run(const Problem& problem, const std::vector<long>& at_steps) {
   ensure_kokkos();
-  return problem.config.precision == Precision::float32 ? run_in<float>(problem, at_steps)
+  return problem.precision == Precision::float32 ? run_in<float>(problem, at_steps)
                                                           : run_in<double>(problem, at_steps);
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // The Kokkos reference solver: an independent implementation of the numerics
-// contract (DESIGN.md) that shares no stencil or boundary code with solver/ or
-// kernels/, so that agreement with it means something. It shares only the
-// Config/Problem structs and the initial-condition definitions.
+// contract (docs/design.md) that shares no stencil, update or boundary code
+// with solver/ or kernels/, so that agreement with it means something. It
+// shares only the Problem struct and the initial-condition definitions.
 //
 // A plain C++ interface (no Kokkos types): the reference builds as C++17 for
 // the installed Kokkos headers and the C++20 code calls it through this file.

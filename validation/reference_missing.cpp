@@ -6,7 +6,7 @@
 namespace heatwave::reference {
 
 std::vector<Fields> run(const Problem& problem, const std::vector<long>&) {
-  throw Error(ExitCode::invalid_value, problem.config.source +
+  throw Error(ExitCode::invalid_value, problem.source +
                                            ": the 'reference' check needs the Kokkos reference solver, and this build "
                                            "has none (configure with -DHEATWAVE_KOKKOS=ON and Kokkos installed)");
 }

@@ -145,12 +145,13 @@ double default_tolerance(CheckKind kind, Precision precision) {
 std::string inapplicable(CheckKind kind, const Problem& p) {
   if (kind == CheckKind::exact || kind == CheckKind::convergence) return analytic::mode_problem(p);
   if (kind != CheckKind::conservation) return "";
-  const bool heat = p.config.equation == Equation::heat;
+  const bool mean = info(p.equation).conserved == Conserved::mean;
   for (int a = 0; a < p.dims; ++a)
-    for (const auto& f : p.config.boundary[a]) {
+    for (const auto& f : p.faces[a]) {
       if (f.type == BoundaryType::periodic) continue;
-      if (heat && f.type != BoundaryType::neumann)
-        return "the mean of the heat equation is conserved with periodic or zero-flux neumann faces only";
+      if (mean && f.type != BoundaryType::neumann)
+        return std::string("the mean of the ") + to_string(p.equation) +
+               " equation is conserved with periodic or zero-flux neumann faces only";
       if (f.value != 0) return "conservation needs homogeneous faces (value 0)";
     }
   return "";
@@ -164,7 +165,7 @@ Check parse_check(const Section& checks, const std::string& key, CheckKind kind,
   Section s(n.IsNull() ? YAML::Node(YAML::NodeType::Map) : n, checks.qualified(key), checks.file(), allowed);
   Check c;
   c.kind = kind;
-  c.tolerance = s.get<double>("tolerance", default_tolerance(kind, p.config.precision));
+  c.tolerance = s.get<double>("tolerance", default_tolerance(kind, p.precision));
   if (c.tolerance <= 0) s.invalid("tolerance", "must be > 0");
   if (convergence) {
     c.levels = s.get<int>("levels", c.levels);
@@ -173,7 +174,7 @@ Check parse_check(const Section& checks, const std::string& key, CheckKind kind,
     if (c.time_power <= 0) s.invalid("time_power", "must be > 0 (dt = nu * h^time_power)");
     c.nu = s.get<double>("nu", c.nu);
     if (c.nu <= 0) s.invalid("nu", "must be > 0");
-    c.order = s.get<double>("order", 2.0 * p.config.radius);
+    c.order = s.get<double>("order", 2.0 * p.radius);
     if (c.order <= 0) s.invalid("order", "must be > 0");
   }
   if (const std::string why = inapplicable(kind, p); !why.empty())
@@ -188,7 +189,7 @@ Case make_case(const Section& c, const std::string& name, YAML::Node config_node
   Case out;
   out.name = name;
   out.config = load_config_text(e.c_str(), source + ": case '" + name + "' (merged config)");
-  if (!backend.empty()) out.config.backend = backend;
+  if (!backend.empty()) out.config.run.backend = kind_named(backend_names, backend);
   out.ranks = ranks;
   const Problem p = Problem::from(out.config);
   if (c.has("steps")) {
@@ -207,8 +208,12 @@ Case make_case(const Section& c, const std::string& name, YAML::Node config_node
   return out;
 }
 
-const std::vector<std::pair<std::string, std::string>> backend_choices{
-    {"auto", "auto"}, {"host", "host"}, {"cuda", "cuda"}, {"cuda-cluster", "cuda-cluster"}};
+// The backend names a suite or case may give ("": the case config's own).
+std::vector<std::pair<std::string, std::string>> backend_choices() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& name : choices_with_auto(backend_names)) out.emplace_back(name, name);
+  return out;
+}
 
 }  // namespace
 
@@ -220,7 +225,7 @@ Suite load_suite(const std::string& path) {
   suite.source = path;
   suite.name = top.get<std::string>("suite", std::filesystem::path(path).stem().string());
   suite.output_dir = top.get<std::string>("output", "validation-report");
-  const std::string suite_backend = top.choice<std::string>("backend", "", backend_choices);
+  const std::string suite_backend = top.choice<std::string>("backend", "", backend_choices());
   const int suite_ranks = top.get<int>("ranks", 1);
   if (suite_ranks < 1) top.invalid("ranks", "must be >= 1");
   const std::string suite_dir = std::filesystem::path(path).parent_path().string();
@@ -239,7 +244,7 @@ Suite load_suite(const std::string& path) {
     Section c(cases[i], "cases[" + std::to_string(i) + "]", path,
               {"name", "config", "overrides", "matrix", "backend", "ranks", "steps", "checks"});
     const std::string name = c.require<std::string>("name");
-    const std::string backend = c.choice<std::string>("backend", suite_backend, backend_choices);
+    const std::string backend = c.choice<std::string>("backend", suite_backend, backend_choices());
     const int ranks = c.get<int>("ranks", suite_ranks);
     if (ranks < 1) c.invalid("ranks", "must be >= 1");
     if (!c.has("config")) c.invalid("config", "is required (an inline map, a name from 'configs' or a file)");
@@ -281,8 +286,8 @@ struct Snapshot {
 };
 
 template <int D, class Real>
-std::vector<Snapshot> run_backend_typed(const Problem& p, const std::vector<long>& steps, MPI_Comm comm) {
-  Simulation<D, Real> sim(p, comm);
+std::vector<Snapshot> run_backend_typed(const Config& config, const std::vector<long>& steps, MPI_Comm comm) {
+  Simulation<D, Real> sim(config, comm);
   const auto widen = [](const std::vector<Real>& v) { return std::vector<double>(v.begin(), v.end()); };
   std::vector<Snapshot> out;
   for (long s : steps) {
@@ -291,17 +296,17 @@ std::vector<Snapshot> run_backend_typed(const Problem& p, const std::vector<long
     snap.step = s;
     snap.summary = sim.diagnose();
     snap.current = widen(sim.gather(Level::current));
-    if (p.config.equation == Equation::wave) snap.previous = widen(sim.gather(Level::previous));
+    if (sim.problem().levels() == 2) snap.previous = widen(sim.gather(Level::previous));
     out.push_back(std::move(snap));
   }
   return out;
 }
 
 // `steps` ascending.
-std::vector<Snapshot> run_backend(const Problem& p, const std::vector<long>& steps, MPI_Comm comm) {
-  const bool f32 = p.config.precision == Precision::float32;
-  if (p.dims == 2) return f32 ? run_backend_typed<2, float>(p, steps, comm) : run_backend_typed<2, double>(p, steps, comm);
-  return f32 ? run_backend_typed<3, float>(p, steps, comm) : run_backend_typed<3, double>(p, steps, comm);
+std::vector<Snapshot> run_backend(const Config& config, const std::vector<long>& steps, MPI_Comm comm) {
+  return with_dims_and_precision(config.dims, config.precision == Precision::float32, [&]<int D, class Real>() {
+    return run_backend_typed<D, Real>(config, steps, comm);
+  });
 }
 
 const Snapshot& at_step(const std::vector<Snapshot>& snaps, long step) {
@@ -339,7 +344,7 @@ void exact_rows(const Case& c, const Check& check, const Problem& p, const std::
     const auto [err, ref] = mode_error(p, at_step(snaps, s).current, analytic::discrete_factor(p, s));
     Row r = row(c, check.kind, "max rel " + at_text(s), err / ref, check.tolerance);
     // A mode decayed to nothing measures rounding, not the scheme.
-    if (ref < 1e-2 * std::abs(p.config.initial.amplitude))
+    if (ref < 1e-2 * std::abs(p.initial.amplitude))
       r.outcome = Outcome::fail, r.note = "the mode decayed below 1% of its amplitude: check earlier steps";
     report.rows.push_back(r);
   }
@@ -377,17 +382,28 @@ void reference_rows(const Case& c, const Check& check, const Problem& p, const s
   }
 }
 
-// Heat: the mean (relative to the initial max |u|); wave: the discrete energy
-// (relative to its value at step 1, where it is first defined).
+// What the equation conserves: the mean (relative to the initial max |u|),
+// or the discrete energy (relative to its value at step 1, where it is first
+// defined); an energy that may only decay must not grow between the checked
+// steps.
 void conservation_rows(const Case& c, const Check& check, const Problem& p, const std::vector<Snapshot>& snaps,
                        const std::vector<long>& steps, Report& report) {
-  const bool heat = p.config.equation == Equation::heat;
-  const FieldSummary& start = at_step(snaps, heat ? 0 : 1).summary;
+  const Conserved conserved = info(p.equation).conserved;
+  const bool mean = conserved == Conserved::mean;
+  const FieldSummary& start = at_step(snaps, mean ? 0 : 1).summary;
+  const FieldSummary* before = &start;
   for (long s : steps) {
     const FieldSummary& f = at_step(snaps, s).summary;
-    const double change = heat ? std::abs(f.mean - start.mean) / std::max(std::abs(start.min), std::abs(start.max))
+    if (conserved == Conserved::decaying_energy) {
+      const double growth = std::max(0.0, f.energy - before->energy) / std::abs(start.energy);
+      report.rows.push_back(row(c, check.kind, "energy growth " + at_text(s), growth, check.tolerance,
+                                fmt::format("energy {:.6e} -> {:.6e}", before->energy, f.energy)));
+      before = &f;
+      continue;
+    }
+    const double change = mean ? std::abs(f.mean - start.mean) / std::max(std::abs(start.min), std::abs(start.max))
                                : std::abs(f.energy - start.energy) / std::abs(start.energy);
-    report.rows.push_back(row(c, check.kind, std::string(heat ? "mean" : "energy") + " change " + at_text(s), change, check.tolerance));
+    report.rows.push_back(row(c, check.kind, std::string(mean ? "mean" : "energy") + " change " + at_text(s), change, check.tolerance));
   }
 }
 
@@ -406,7 +422,7 @@ void convergence_rows(const Case& c, const Check& check, MPI_Comm comm, bool rep
     const long steps = static_cast<long>(std::ceil(base.t_end / (check.nu * std::pow(h, check.time_power))));
     cfg.steps = steps, cfg.dt = base.t_end / static_cast<double>(steps);
     const Problem p = Problem::from(cfg);
-    const std::vector<Snapshot> end = run_backend(p, {p.steps}, comm);
+    const std::vector<Snapshot> end = run_backend(cfg, {p.steps}, comm);
     if (!reporter) continue;
     ladder.points.push_back(p.points[0]);
     ladder.spacing.push_back(p.spacing[0]);
@@ -444,11 +460,11 @@ void run_case(const Case& c, Report& report) {
   // Every step any check needs, ascending: the checked ones, and where
   // conservation starts (heat: 0; wave: 1, where the energy is first defined).
   std::vector<long> needed = steps;
-  needed.push_back(p.config.equation == Equation::heat ? 0 : 1);
+  needed.push_back(info(p.equation).conserved == Conserved::mean ? 0 : 1);
   std::sort(needed.begin(), needed.end());
   needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
   const bool one_run = std::any_of(c.checks.begin(), c.checks.end(), [](const Check& k) { return k.kind != CheckKind::convergence; });
-  const std::vector<Snapshot> snaps = one_run ? run_backend(p, needed, comm) : std::vector<Snapshot>{};
+  const std::vector<Snapshot> snaps = one_run ? run_backend(c.config, needed, comm) : std::vector<Snapshot>{};
   for (const Check& check : c.checks) {
     switch (check.kind) {
       case CheckKind::exact:
@@ -477,7 +493,7 @@ ExitCode run_suite(const Options& o) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   Suite suite = load_suite(o.suite_path);
   if (!o.backend.empty())
-    for (Case& c : suite.cases) c.config.backend = o.backend;
+    for (Case& c : suite.cases) c.config.run.backend = kind_named(backend_names, o.backend);
   const std::string dir = o.output_dir.empty() ? suite.output_dir : o.output_dir;
 
   Report report;
@@ -490,7 +506,7 @@ ExitCode run_suite(const Options& o) {
     const std::size_t first = report.rows.size();
     run_case(c, report);
     const bool failed = std::any_of(report.rows.begin() + first, report.rows.end(), [](const Row& r) { return r.outcome == Outcome::fail; });
-    spdlog::info("case {} ({}, {} rank(s)): {} in {:.2f} s", c.name, c.config.backend, c.ranks,
+    spdlog::info("case {} ({}, {} rank(s)): {} in {:.2f} s", c.name, backend_choice_name(c.config.run.backend), c.ranks,
                  failed ? "FAIL" : "done", now() - t0);
   }
   report.seconds = now() - start;

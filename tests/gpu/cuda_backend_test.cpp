@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "gpu_support.hpp"
-#include "kernels/cuda_backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/device.hpp"
+#include "kernels/host/host_backend.hpp"
 #include "solver/decomposition.hpp"
-#include "solver/host_backend.hpp"
 
 namespace heatwave {
 namespace {
@@ -25,16 +26,16 @@ void check_bitwise(const char* eq, int radius, const std::string& grid, long ste
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   for (const std::string& bc : test::boundary_sets) {
     const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}");
-    Decomposition decomposition(p, radius, MPI_COMM_SELF);
+    Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
     const LocalDomain<D> domain = decomposition.local_domain<D>();
     auto host = make_host_backend<D, Real>(p, domain);
-    auto gpu = cuda::make_backend<D, Real>(p, domain);
+    auto gpu = cuda::make_cuda_backend<D, Real>(p, domain);
     const std::size_t n = domain.layout.owned_box().size();
     test::start_from_same_random_fields<D, Real>(p, n, 11 + radius, {host.get(), gpu.get()});
     host->advance(static_cast<int>(steps));
     gpu->advance(static_cast<int>(steps));
     for (Level level : {Level::current, Level::previous}) {
-      if (level == Level::previous && p.config.equation == Equation::heat) continue;
+      if (level == Level::previous && p.levels() == 1) continue;
       std::vector<Real> a(n), b(n, std::numeric_limits<Real>::quiet_NaN());
       host->read(level, a.data());
       gpu->read(level, b.data());
@@ -91,10 +92,10 @@ template <int D, class Real>
 void check_initial(const std::string& initial, double tolerance) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const Problem p = test::gpu_case("wave", D, precision, 2, "neumann", D == 2 ? "[45, 33]" : "[21, 17, 13]", initial);
-  Decomposition decomposition(p, 2, MPI_COMM_SELF);
+  Decomposition decomposition(p, {}, 2, MPI_COMM_SELF);
   const LocalDomain<D> domain = decomposition.local_domain<D>();
   auto host = make_host_backend<D, Real>(p, domain);
-  auto gpu = cuda::make_backend<D, Real>(p, domain);
+  auto gpu = cuda::make_cuda_backend<D, Real>(p, domain);
   host->initialize();
   gpu->initialize();
   const std::size_t n = domain.layout.owned_box().size();

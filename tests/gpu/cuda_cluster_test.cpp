@@ -14,9 +14,10 @@
 #include <vector>
 
 #include "gpu_support.hpp"
-#include "kernels/cuda_backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/device.hpp"
+#include "kernels/host/host_backend.hpp"
 #include "solver/decomposition.hpp"
-#include "solver/host_backend.hpp"
 
 namespace heatwave {
 namespace {
@@ -45,11 +46,12 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
     const std::string what = fmt::format("{} {}D {} r{} {} grid {} plan {}", eq, D, precision, radius, bc, grid,
                                          plan ? plan : "default");
     const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid);
-    Decomposition decomposition(p, radius, MPI_COMM_SELF);
+    Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
     const LocalDomain<D> domain = decomposition.template local_domain<D>();
     auto host = make_host_backend<D, Real>(p, domain);
-    std::string why;
-    auto gpu = cuda::make_cluster_backend<D, Real>(p, domain, HaloTransportKind::mpi_host, why);
+    auto chosen = test::cluster_backend<D, Real>(p, domain);
+    auto& gpu = chosen.backend;
+    const std::string& why = chosen.reason;
     // An autotuned plan may be the baseline kernel (small grids), which says so.
     if (device_has_clusters() && !(plan == nullptr && why.find("baseline step kernel is faster") != std::string::npos)) {
       ASSERT_EQ(gpu->name(), "cuda-cluster") << what << ": " << why;
@@ -62,7 +64,7 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
     }
     ASSERT_EQ(gpu->step(), static_cast<long>(steps) * chunks);
     for (Level level : {Level::current, Level::previous}) {
-      if (level == Level::previous && p.config.equation == Equation::heat) continue;
+      if (level == Level::previous && p.levels() == 1) continue;
       std::vector<Real> a(n), b(n, std::numeric_limits<Real>::quiet_NaN());
       host->read(level, a.data());
       gpu->read(level, b.data());
@@ -186,14 +188,14 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
   const std::string cache = std::string(std::getenv("HEATWAVE_CACHE_DIR")) + "/plans-test.json";
   const std::string extra = "cluster: {cache: " + cache + "}\n";
   auto make = [&](const std::string& more) {
-    const Problem p = Problem::from(load_config_text(
+    const Config config = load_config_text(
         "equation: heat\nprecision: float32\ngrid: {points: [2048, 2047]}\ntime: {dt: auto, steps: 1}\n"
-        "boundary: dirichlet\ninitial: {type: random}\n" + more, "<gpu test>"));
-    Decomposition decomposition(p, 1, MPI_COMM_SELF);
-    std::string why;
-    auto gpu = cuda::make_cluster_backend<2, float>(p, decomposition.local_domain<2>(), HaloTransportKind::mpi_host, why);
-    EXPECT_EQ(gpu->name(), "cuda-cluster") << why;
-    return why;
+        "boundary: dirichlet\ninitial: {type: random}\n" + more, "<gpu test>");
+    const Problem p = Problem::from(config);
+    Decomposition decomposition(p, {}, 1, MPI_COMM_SELF);
+    const auto chosen = test::cluster_backend<2, float>(p, decomposition.local_domain<2>(), config.run.cluster);
+    EXPECT_EQ(chosen.backend->name(), "cuda-cluster") << chosen.reason;
+    return chosen.reason;
   };
   const std::string first = make(extra), second = make(extra);
   EXPECT_NE(first.find("autotuned: fastest of"), std::string::npos) << first;
@@ -211,11 +213,10 @@ template <int D, class Real>
 void expect_fallback(const char* plan, int radius, const char* grid, const char* fragment) {
   const PlanOverride override_plan(plan);
   const Problem p = test::gpu_case("heat", D, std::is_same_v<Real, float> ? "float32" : "float64", radius, "dirichlet", grid);
-  Decomposition decomposition(p, radius, MPI_COMM_SELF);
-  std::string why;
-  auto gpu = cuda::make_cluster_backend<D, Real>(p, decomposition.template local_domain<D>(), HaloTransportKind::mpi_host, why);
-  EXPECT_EQ(gpu->name(), "cuda") << plan;
-  EXPECT_NE(why.find(fragment), std::string::npos) << why;
+  Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
+  const auto chosen = test::cluster_backend<D, Real>(p, decomposition.template local_domain<D>());
+  EXPECT_EQ(chosen.backend->name(), "cuda") << plan;
+  EXPECT_NE(chosen.reason.find(fragment), std::string::npos) << chosen.reason;
 }
 
 TEST(GpuCluster, FallsBackWithAReason) {

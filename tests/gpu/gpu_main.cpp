@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "kernels/cuda_backend.hpp"
+#include "kernels/cuda/device.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -10,6 +10,7 @@
 #include "io/config.hpp"
 #include "solver/backend.hpp"
 #include "solver/problem.hpp"
+#include "solver/registry.hpp"
 
 namespace heatwave::test {
 
@@ -41,8 +42,18 @@ void start_from_same_random_fields(const Problem& p, std::size_t n, unsigned see
   for (auto* b : backends) {
     b->initialize();
     b->write(Level::current, u0.data());
-    if (p.config.equation == Equation::wave) b->write(Level::previous, v0.data());
+    if (p.levels() == 2) b->write(Level::previous, v0.data());
   }
+}
+
+// backend: cuda-cluster as a run asks the registry for it: the cluster backend
+// with the reason, or cuda where no cluster plan runs (the reason says why).
+template <int D, class Real>
+ChosenBackend<D, Real> cluster_backend(const Problem& p, const LocalDomain<D>& domain, const ClusterSettings& cluster = {}) {
+  RunSettings run;
+  run.backend = BackendKind::cuda_cluster;
+  run.cluster = cluster;
+  return make_backend<D, Real>(p, run, domain, MPI_COMM_SELF);
 }
 
 // Homogeneous faces of each type, and mixed non-zero faces with periodic axes.

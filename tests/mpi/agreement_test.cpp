@@ -92,9 +92,8 @@ void check_agreement(const Case& c) {
   const std::string name = c.equation + " " + std::to_string(D) + "D " + c.boundary + " radius " + std::to_string(c.radius);
   std::vector<std::vector<Real>> expected;
   if (rank == 0) {
-    const Problem p = test::problem_from(case_yaml(c, std::vector<int>(D, 1), 1, false));
-    Simulation<D, Real> one(p, MPI_COMM_SELF);
-    one.advance(p.steps);
+    Simulation<D, Real> one(test::config_from(case_yaml(c, std::vector<int>(D, 1), 1, false)), MPI_COMM_SELF);
+    one.advance(one.problem().steps);
     for (Level level : levels_of(c)) {
       expected.push_back(one.gather(level));
       // Poison NaNs would compare equal bit for bit: the reference must be a real answer.
@@ -104,10 +103,9 @@ void check_agreement(const Case& c) {
   for (const auto& decomposition : decompositions(D, ranks))
     for (int exchange_every : {1, c.radius == 1 ? 3 : 2})
       for (bool overlap : {false, true}) {
-        const Problem p = test::problem_from(case_yaml(c, decomposition, exchange_every, overlap));
-        Simulation<D, Real> many(p, MPI_COMM_WORLD);
-        many.advance(p.steps);
-        ASSERT_EQ(many.step(), p.steps);
+        Simulation<D, Real> many(test::config_from(case_yaml(c, decomposition, exchange_every, overlap)), MPI_COMM_WORLD);
+        many.advance(many.problem().steps);
+        ASSERT_EQ(many.step(), many.problem().steps);
         for (Level level : levels_of(c)) {
           const auto u = many.gather(level);
           if (rank != 0) continue;

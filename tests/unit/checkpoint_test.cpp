@@ -49,7 +49,7 @@ std::string restart_case(const std::string& equation, int dims, const std::strin
 }
 
 std::vector<Level> levels_of(const Problem& p) {
-  if (p.config.equation == Equation::wave) return {Level::current, Level::previous};
+  if (p.levels() == 2) return {Level::current, Level::previous};
   return {Level::current};
 }
 
@@ -60,19 +60,20 @@ template <int D, class Real>
 void check_bitwise_restart(const std::string& equation) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const std::string dir = fresh_dir("restart_" + equation + std::to_string(D) + precision);
-  const Problem p = test::problem_from(restart_case(equation, D, dir, precision));
+  const Config c = test::config_from(restart_case(equation, D, dir, precision));
+  const Problem p = Problem::from(c);
   const long n = p.steps;
-  Simulation<D, Real> straight(p), first(p);
+  Simulation<D, Real> straight(c), first(c);
   straight.advance(n);
   first.advance(n / 2);
   const std::string path = first.write_checkpoint();
   EXPECT_EQ(path, (fs::path(dir) / "checkpoint_000000020.h5").string());
   EXPECT_FALSE(fs::exists(path + ".tmp"));
-  Simulation<D, Real> second(p);
+  Simulation<D, Real> second(c);
   EXPECT_EQ(second.restart("latest"), path);
   EXPECT_EQ(second.step(), n / 2);
   second.advance(n - n / 2);
-  Simulation<D, Real> initial(p);
+  Simulation<D, Real> initial(c);
   for (Level level : levels_of(p)) {
     const auto expected = straight.gather(level);
     EXPECT_EQ(differing_values(expected, second.gather(level)), 0) << equation << " " << D << "D level " << int(level);
@@ -91,7 +92,7 @@ TEST(IntegrationRestart, WaveFloat32IsBitwiseIdentical) { check_bitwise_restart<
 template <int D, class Real>
 Error restart_failure(const std::string& yaml, const std::string& checkpoint) {
   try {
-    Simulation<D, Real> sim(test::problem_from(yaml));
+    Simulation<D, Real> sim(test::config_from(yaml));
     sim.restart(checkpoint);
   } catch (const Error& e) {
     return e;
@@ -106,7 +107,7 @@ void expect_message(const Error& e, ExitCode code, std::initializer_list<std::st
 }
 
 std::string heat_checkpoint(const std::string& dir) {
-  Simulation<2, double> sim(test::problem_from(restart_case("heat", 2, dir)));
+  Simulation<2, double> sim(test::config_from(restart_case("heat", 2, dir)));
   sim.advance(4);
   return sim.write_checkpoint();
 }
@@ -180,13 +181,13 @@ TEST(IntegrationInitialFile, ReadsTheFieldAndRejectsAWrongShape) {
   hdf5::write_fields<double>(file, MPI_COMM_SELF, {{7, 9, 11}, {0, 0, 0}, {7, 9, 11}}, {}, {{"start", u0.data()}});
   const std::string yaml = "equation: wave\ngrid: {points: [11, 9, 7]}\ntime: {dt: auto, steps: 4}\nboundary: neumann\n"
                            "initial: {type: file, path: " + file + ", dataset: start}\nbackend: host\n";
-  Simulation<3, double> sim(test::problem_from(yaml));
+  Simulation<3, double> sim(test::config_from(yaml));
   EXPECT_EQ(differing_values(sim.gather(Level::current), u0), 0);
 
   std::string wrong = yaml;
   wrong.replace(wrong.find("[11, 9, 7]"), 10, "[9, 11, 7]");
   try {
-    Simulation<3, double> bad(test::problem_from(wrong));
+    Simulation<3, double> bad(test::config_from(wrong));
     ADD_FAILURE() << "a wrong shape was accepted";
   } catch (const Error& e) {
     expect_message(e, ExitCode::invalid_value, {"'initial'", file, "'start'", "shape [7, 9, 11]", "needs [7, 11, 9]"});
@@ -205,16 +206,17 @@ MPI_Comm first_ranks(int ranks) {
 // ranks, bit for bit equal to one rank's uninterrupted run.
 void check_restart_across(const std::string& equation, int writers, int readers) {
   const std::string dir = fresh_dir("mpi_restart_" + equation + std::to_string(writers) + "_" + std::to_string(readers));
-  const Problem p = test::problem_from(restart_case(equation, 2, dir));
+  const Config c = test::config_from(restart_case(equation, 2, dir));
+  const Problem p = Problem::from(c);
   std::vector<std::vector<double>> expected;
   if (world_rank() == 0) {
-    Simulation<2, double> straight(p, MPI_COMM_SELF);
+    Simulation<2, double> straight(c, MPI_COMM_SELF);
     straight.advance(p.steps);
     for (Level level : levels_of(p)) expected.push_back(straight.gather(level));
   }
   if (MPI_Comm comm = first_ranks(writers); comm != MPI_COMM_NULL) {
     {
-      Simulation<2, double> first(p, comm);
+      Simulation<2, double> first(c, comm);
       first.advance(p.steps / 2);
       first.write_checkpoint();
     }
@@ -223,15 +225,16 @@ void check_restart_across(const std::string& equation, int writers, int readers)
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
   if (MPI_Comm comm = first_ranks(readers); comm != MPI_COMM_NULL) {
     {
-      Simulation<2, double> second(p, comm);
+      Simulation<2, double> second(c, comm);
       second.restart("latest");
       EXPECT_EQ(second.step(), p.steps / 2);
       second.advance(p.steps - second.step());
       for (Level level : levels_of(p)) {
         const auto u = second.gather(level);
-        if (world_rank() == 0)
+        if (world_rank() == 0) {
           EXPECT_EQ(differing_values(expected[static_cast<std::size_t>(level)], u), 0)
               << equation << " " << writers << " -> " << readers << " ranks";
+        }
       }
     }
     check_mpi(MPI_Comm_free(&comm), "MPI_Comm_free");

@@ -6,7 +6,7 @@
 
 #include "io/config.hpp"
 #include "io/errors.hpp"
-#include "kernels/cluster_plan.hpp"
+#include "kernels/cluster/plan.hpp"
 #include "solver/problem.hpp"
 #include "solver/simulation.hpp"
 
@@ -131,13 +131,13 @@ TEST(UnitConfig, CoefficientOfTheOtherEquationIsRefused) {
 TEST(UnitConfig, CheckpointAndOutputSettings) {
   const Config c = load_config_text(good + "checkpoint: {every: 50, every_seconds: 600, keep: 2, dir: ck}\n"
                                            "output: {every: 10, fields: [u], dir: out}\n", "case.yaml");
-  EXPECT_EQ(c.checkpoint.every, 50);
-  EXPECT_EQ(c.checkpoint.every_seconds, 600.0);
-  EXPECT_EQ(c.checkpoint.keep, 2);
-  EXPECT_EQ(c.checkpoint.dir, "ck");
-  EXPECT_EQ(c.output.every, 10);
-  EXPECT_EQ(c.output.fields, std::vector<std::string>{"u"});
-  EXPECT_EQ(c.output.dir, "out");
+  EXPECT_EQ(c.run.checkpoint.every, 50);
+  EXPECT_EQ(c.run.checkpoint.every_seconds, 600.0);
+  EXPECT_EQ(c.run.checkpoint.keep, 2);
+  EXPECT_EQ(c.run.checkpoint.dir, "ck");
+  EXPECT_EQ(c.run.output.every, 10);
+  EXPECT_EQ(c.run.output.fields, std::vector<std::string>{"u"});
+  EXPECT_EQ(c.run.output.dir, "out");
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
   // Where and how often files are written is not part of the case.
   EXPECT_EQ(config_hash(c), config_hash(load_config_text(good, "case.yaml")));
@@ -158,15 +158,15 @@ TEST(UnitConfig, CheckpointAndOutputSettings) {
 TEST(UnitConfig, ParallelSettings) {
   const Config c = load_config_text(
       good + "parallel: {exchange_every: 3, overlap: false, decomposition: [2, 0], halo_transport: nccl}\n", "case.yaml");
-  EXPECT_EQ(c.exchange_every, 3);
-  EXPECT_FALSE(c.overlap);
-  EXPECT_EQ(c.halo_transport, "nccl");
-  EXPECT_EQ(load_config_text(good, "case.yaml").halo_transport, "auto");
-  for (const char* transport : {"auto", "nccl", "mpi-cuda-aware", "mpi-host"})
-    EXPECT_EQ(load_config_text(good + "parallel: {halo_transport: " + transport + "}\n", "case.yaml").halo_transport, transport);
-  EXPECT_EQ(c.decomposition[0], 2);
-  EXPECT_EQ(c.decomposition[1], 0);
-  EXPECT_TRUE(load_config_text(good, "case.yaml").overlap);
+  EXPECT_EQ(c.run.parallel.exchange_every, 3);
+  EXPECT_FALSE(c.run.parallel.overlap);
+  EXPECT_EQ(c.run.parallel.halo_transport, HaloTransportKind::nccl);
+  EXPECT_EQ(load_config_text(good, "case.yaml").run.parallel.halo_transport, std::nullopt);  // auto
+  for (const auto& [kind, transport] : transport_names)
+    EXPECT_EQ(load_config_text(good + "parallel: {halo_transport: " + transport + "}\n", "case.yaml").run.parallel.halo_transport, kind);
+  EXPECT_EQ(c.run.parallel.decomposition[0], 2);
+  EXPECT_EQ(c.run.parallel.decomposition[1], 0);
+  EXPECT_TRUE(load_config_text(good, "case.yaml").run.parallel.overlap);
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
   // How the ranks split the work and talk is not part of the case.
   EXPECT_EQ(config_hash(c), config_hash(load_config_text(good, "case.yaml")));
@@ -181,17 +181,17 @@ TEST(UnitConfig, ParallelSettings) {
 
 TEST(UnitConfig, ClusterPlanSettings) {
   const Config c = load_config_text(good + "cluster: {shape: [1, 4], tile: [112, 88], k: 8, threads_y: 8, cache: plans.json}\n", "case.yaml");
-  EXPECT_EQ(c.cluster.shape[1], 4);
-  EXPECT_EQ(c.cluster.tile[0], 112);
-  EXPECT_EQ(c.cluster.tile[1], 88);
-  EXPECT_EQ(c.cluster.k, 8);
-  EXPECT_EQ(c.cluster.threads_y, 8);
-  EXPECT_EQ(c.cluster.cache, "plans.json");
-  EXPECT_TRUE(c.cluster.overridden());
+  EXPECT_EQ(c.run.cluster.shape[1], 4);
+  EXPECT_EQ(c.run.cluster.tile[0], 112);
+  EXPECT_EQ(c.run.cluster.tile[1], 88);
+  EXPECT_EQ(c.run.cluster.k, 8);
+  EXPECT_EQ(c.run.cluster.threads_y, 8);
+  EXPECT_EQ(c.run.cluster.cache, "plans.json");
+  EXPECT_TRUE(c.run.cluster.overridden());
   const Config d = load_config_text(good, "case.yaml");
-  EXPECT_TRUE(d.cluster.autotune);
-  EXPECT_FALSE(d.cluster.overridden());
-  EXPECT_FALSE(load_config_text(good + "cluster: {autotune: false}\n", "case.yaml").cluster.autotune);
+  EXPECT_TRUE(d.run.cluster.autotune);
+  EXPECT_FALSE(d.run.cluster.overridden());
+  EXPECT_FALSE(load_config_text(good + "cluster: {autotune: false}\n", "case.yaml").run.cluster.autotune);
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(d), "resolved.yaml")), to_yaml(d));
   // A launch plan is how the case runs, not what it is.
@@ -250,10 +250,10 @@ TEST(UnitConfig, ClusterPlanCandidates) {
 // A resident plan: the config asks for it, and its text, fields and parse agree.
 TEST(UnitConfig, ResidentClusterPlan) {
   const Config c = load_config_text(good + "cluster: {mode: resident, tile: [120, 32]}\n", "case.yaml");
-  EXPECT_EQ(c.cluster.mode, "resident");
-  EXPECT_TRUE(c.cluster.overridden());
+  EXPECT_EQ(c.run.cluster.mode, "resident");
+  EXPECT_TRUE(c.run.cluster.overridden());
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
-  const cuda::ClusterPlan p = cuda::with_overrides(cuda::default_cluster_plan(Problem::from(c)), c.cluster);
+  const cuda::ClusterPlan p = cuda::with_overrides(cuda::default_cluster_plan(Problem::from(c)), c.run.cluster);
   EXPECT_TRUE(p.resident);
   EXPECT_EQ(p.tile_x, 120);
   EXPECT_EQ(p.tile_y, 32);
@@ -266,7 +266,7 @@ TEST(UnitConfig, ResidentClusterPlan) {
   const std::string three_d = "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
   expect_error(three_d + "cluster: {mode: resident}\n", ExitCode::invalid_value, {"'cluster.mode'", "2D only"});
   expect_error(three_d + "cluster: {shape: [4, 4]}\n", ExitCode::invalid_value, {"'cluster.shape'", "at most 8 blocks"});
-  EXPECT_EQ(load_config_text(three_d + "cluster: {shape: [2, 4]}\n", "case.yaml").cluster.shape[0], 2);
+  EXPECT_EQ(load_config_text(three_d + "cluster: {shape: [2, 4]}\n", "case.yaml").run.cluster.shape[0], 2);
 }
 
 // Whether a transport can run is known when the run starts: device-memory
@@ -275,8 +275,7 @@ TEST(UnitConfig, ResidentClusterPlan) {
 TEST(UnitConfig, HaloTransportMustSuitTheBackendAndTheBuild) {
   const std::string host = replace(good, "alpha: 1.0", "backend: host\nalpha: 1.0");
   auto start = [&](const std::string& transport) {
-    Simulation<2, double>(Problem::from(load_config_text(host + "parallel: {halo_transport: " + transport + "}\n", "case.yaml")),
-                          MPI_COMM_SELF);
+    Simulation<2, double>(load_config_text(host + "parallel: {halo_transport: " + transport + "}\n", "case.yaml"), MPI_COMM_SELF);
   };
   for (const char* transport : {"nccl", "mpi-cuda-aware"}) {
     try {
@@ -290,7 +289,7 @@ TEST(UnitConfig, HaloTransportMustSuitTheBackendAndTheBuild) {
   }
   EXPECT_NO_THROW(start("mpi-host"));
   EXPECT_NO_THROW(start("auto"));
-  Simulation<2, double> sim(Problem::from(load_config_text(host, "case.yaml")), MPI_COMM_SELF);
+  Simulation<2, double> sim(load_config_text(host, "case.yaml"), MPI_COMM_SELF);
   const RunMetrics m = sim.run();
   EXPECT_EQ(m.halo_transport, "mpi-host");
   EXPECT_EQ(m.halo_path, "mpi-host (host memory)");

@@ -1,9 +1,8 @@
 #pragma once
-// The host backend: the numerics on the CPU with OpenMP, one implementation
-// templated over dimension and precision (radius and equation are dispatched
-// once per call to compile-time kernels).
+// backend: host. The numerics on the CPU with OpenMP, one implementation
+// templated over dimension, precision and equation (the radius is dispatched
+// once per call to compile-time loops).
 #include <memory>
-#include <vector>
 
 #include "solver/backend.hpp"
 

@@ -1,4 +1,4 @@
-#include "kernels/cluster_plan.hpp"
+#include "kernels/cluster/plan.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -82,7 +82,7 @@ int shared_width(int halo, int tile_x, int pack) { return shared_halo_left(share
 
 namespace {
 // Threads a 3D block of the plan has: a pack of the shared plane each
-// (kernels/cluster.cu: at most 512).
+// (kernel_3d.cu: at most 512).
 int threads_3d(const ClusterPlan& p, int radius, int pack) {
   return shared_width(p.k * radius, p.tile_x, pack) / pack * (p.tile_y + 2 * p.k * radius);
 }
@@ -90,12 +90,12 @@ int threads_3d(const ClusterPlan& p, int radius, int pack) {
 
 ClusterPlan default_cluster_plan(const Problem& problem) {
   if (const char* env = std::getenv("HEATWAVE_CLUSTER_PLAN")) return ClusterPlan::parse(env);
-  const int R = problem.config.radius;
-  const bool f64 = problem.config.precision == Precision::float64;
+  const int R = problem.radius;
+  const bool f64 = problem.precision == Precision::float64;
   if (problem.dims == 3) {
     // H100, 512^3 (docs/performance.md): 250-400 threads a block, two an SM.
-    const bool wave = problem.config.equation == Equation::wave;
-    if (R == 1) return f64 ? plan_3d(24, 24, 64, 2) : wave ? plan_3d(24, 24, 64, 3) : plan_3d(32, 32, 64, 4);
+    const bool two_levels = problem.levels() == 2;
+    if (R == 1) return f64 ? plan_3d(24, 24, 64, 2) : two_levels ? plan_3d(24, 24, 64, 3) : plan_3d(32, 32, 64, 4);
     return f64 ? plan_3d(16, 24, 64, 2) : plan_3d(32, 32, 64, 2);
   }
   const int k = R == 1 ? 8 : 4;
@@ -126,8 +126,8 @@ ClusterSettings fixed_settings(const ClusterPlan& p) {
 }
 
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
-  const int R = problem.config.radius;
-  const bool f64 = problem.config.precision == Precision::float64;
+  const int R = problem.radius;
+  const bool f64 = problem.precision == Precision::float64;
   const int k = R == 1 ? 8 : 4;
   std::vector<ClusterPlan> out{default_cluster_plan(problem)};
   auto add = [&](const ClusterPlan& p) {
@@ -186,8 +186,8 @@ ClusterPlanCache::ClusterPlanCache(std::string path) : path_(std::move(path)) {
 std::string ClusterPlanCache::key(const std::string& device, const Problem& problem, const std::vector<long>& owned, bool exchanged) {
   std::string size;
   for (long n : owned) size += (size.empty() ? "" : "x") + std::to_string(n);
-  return device + "|" + to_string(problem.config.equation) + "|" + std::to_string(problem.dims) + "D|" +
-         to_string(problem.config.precision) + "|r" + std::to_string(problem.config.radius) + "|" + size +
+  return device + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
+         to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size +
          (exchanged ? "|mpi" : "");
 }
 

@@ -1,14 +1,15 @@
-#include "kernels/nccl_transport.hpp"
+#include "kernels/transport/nccl_transport.hpp"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "io/collective.hpp"
 #include "io/errors.hpp"
-#include "kernels/cuda_check.hpp"
+#include "kernels/cuda/check.hpp"
 
 namespace heatwave::cuda {
 
@@ -29,7 +30,7 @@ void check_nccl(ncclResult_t status, const char* call, ncclComm_t comm, const ch
 class NcclTransport final : public HaloTransport {
  public:
   NcclTransport(MPI_Comm comm, cudaStream_t compute, int element_bytes)
-      : compute_(compute), type_(element_bytes == 4 ? ncclFloat32 : ncclFloat64) {
+      : compute_(compute), type_(element_bytes == 4 ? ncclFloat32 : ncclFloat64), element_bytes_(element_bytes) {
     int rank = 0, size = 0;
     check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
     check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
@@ -52,11 +53,19 @@ class NcclTransport final : public HaloTransport {
     cudaEventDestroy(packed_);
     cudaEventDestroy(moved_);
     cudaStreamDestroy(halo_);
+    for (void* p : buffers_) cudaFree(p);
   }
   NcclTransport(const NcclTransport&) = delete;
   NcclTransport& operator=(const NcclTransport&) = delete;
 
   HaloTransportKind kind() const override { return HaloTransportKind::nccl; }
+  std::string path() const override { return "device buffers, stream-ordered on a halo stream"; }
+  void* buffer(std::size_t count) override {
+    void* p = nullptr;
+    HW_CUDA(cudaMalloc(&p, std::max<std::size_t>(count, 1) * element_bytes_));
+    buffers_.push_back(p);
+    return p;
+  }
 
   // NCCL has no tags: the receives wait for the sends' group.
   void post_receives(std::span<const HaloMessage> receives) override {
@@ -84,16 +93,18 @@ class NcclTransport final : public HaloTransport {
  private:
   cudaStream_t compute_;
   ncclDataType_t type_;
+  int element_bytes_;
   ncclComm_t comm_ = nullptr;
   cudaStream_t halo_ = nullptr;
   cudaEvent_t packed_ = nullptr, moved_ = nullptr;
   std::vector<HaloMessage> receives_;
+  std::vector<void*> buffers_;
 };
 
 }  // namespace
 
-std::unique_ptr<HaloTransport> make_nccl_transport(MPI_Comm comm, void* compute_stream, int element_bytes) {
-  return std::make_unique<NcclTransport>(comm, static_cast<cudaStream_t>(compute_stream), element_bytes);
+std::unique_ptr<HaloTransport> make_nccl_transport(MPI_Comm comm, GpuStream compute, int element_bytes) {
+  return std::make_unique<NcclTransport>(comm, compute, element_bytes);
 }
 
 }  // namespace heatwave::cuda

@@ -1,10 +1,14 @@
-#include "solver/host_backend.hpp"
+// backend: host. OpenMP over x-rows, the x loop vectorised; the stencil is
+// solver/stencil.hpp's and the time update the equation's, the same
+// expressions every backend evaluates (bitwise equal fields).
+#include "kernels/host/host_backend.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "io/errors.hpp"
 #include "solver/initial.hpp"
@@ -39,73 +43,71 @@ void parallel_rows(const Box<D>& box, F&& row) {
   }
 }
 
-template <int D, class Real>
+template <int D, class Real, class Eq>
 class HostBackend final : public Backend<D, Real> {
  public:
   HostBackend(const Problem& problem, const LocalDomain<D>& domain)
-      : problem_(problem), domain_(domain), strides_(domain.layout.strides()) {
+      : problem_(problem),
+        domain_(domain),
+        strides_(domain.layout.strides()),
+        update_(Eq::template Update<Real>::make(problem.coefficients, problem.dt)) {
     const std::size_t n = domain_.layout.storage_size();
     // Poison: a stencil that reads a point nobody wrote turns the answer to NaN.
-    current_.assign(n, std::numeric_limits<Real>::quiet_NaN());
-    second_.assign(n, std::numeric_limits<Real>::quiet_NaN());
-    const double dt = problem.dt, c = problem.config.c;
-    update_ = {static_cast<Real>(problem.config.alpha * dt), static_cast<Real>(c * c * dt * dt),
-               static_cast<Real>(0.5 * c * c * dt * dt), static_cast<Real>(dt)};
+    u_.assign(n, std::numeric_limits<Real>::quiet_NaN());
+    u_next_.assign(n, std::numeric_limits<Real>::quiet_NaN());
   }
 
-  std::string name() const override { return "host"; }
+  BackendKind kind() const override { return BackendKind::host; }
   long step() const override { return step_; }
   void set_step(long step) override { step_ = step; }
 
   void initialize() override {
-    set_owned(current_, InitialSpec::initial(problem_));
-    fill_ghosts(current_);
-    if (wave()) {
-      set_owned(second_, InitialSpec::velocity(problem_));
+    set_owned(u_, InitialSpec::initial(problem_));
+    fill_ghosts(u_);
+    if constexpr (Eq::levels == 2) {
+      set_owned(u_next_, InitialSpec::velocity(problem_));  // v0, where u^{n-1} will be
     } else {
-      second_ = current_;  // Dirichlet face points must hold g in both buffers
+      u_next_ = u_;  // Dirichlet face points must hold g in both buffers
     }
     step_ = 0;
   }
 
   void advance(int k) override {
     for (int m = 0; m < k; ++m) {
-      update(domain_.update_box(problem_.config.radius, k - 1 - m));
+      update(domain_.update_box(problem_.radius, k - 1 - m));
       finish_step();
     }
   }
   void update(const Box<D>& region) override {
-    problem_.config.radius == 1 ? step_box<1>(region) : step_box<2>(region);
+    with_radius(problem_.radius, [&]<int R>() { step_box<R>(region); });
   }
   void finish_step() override {
-    std::swap(current_, second_);
-    fill_ghosts(current_);
+    std::swap(u_, u_next_);
+    fill_ghosts(u_);
     ++step_;
   }
 
-  void pack(Level level, const Box<D>& box, Real* buffer) override {
-    copy_box(field(level), box, buffer, true);
-  }
+  void pack(Level level, const Box<D>& box, Real* buffer) override { copy_box(field(level), box, buffer, true); }
   void unpack(Level level, const Box<D>& box, const Real* buffer) override {
     copy_box(field(level), box, const_cast<Real*>(buffer), false);
   }
   void read(Level level, Real* owned) override { copy_box(field(level), domain_.layout.owned_box(), owned, true); }
   void write(Level level, const Real* owned) override {
     copy_box(field(level), domain_.layout.owned_box(), const_cast<Real*>(owned), false);
-    if (level == Level::current) fill_ghosts(current_);
+    if (level == Level::current) fill_ghosts(u_);
   }
 
   LocalStats stats() override {
-    fill_ghosts(current_);
-    return problem_.config.radius == 1 ? stats_radius<1>() : stats_radius<2>();
+    fill_ghosts(u_);
+    return with_radius(problem_.radius, [&]<int R>() { return stats_radius<R>(); });
   }
 
  private:
-  bool wave() const { return problem_.config.equation == Equation::wave; }
-
+  // u^n is u_; u^{n-1} (second order in time) lives in u_next_ between steps.
   std::vector<Real>& field(Level level) {
-    if (level == Level::previous && !wave()) throw Error(ExitCode::internal, "the heat equation has no previous level");
-    return level == Level::current ? current_ : second_;
+    if (level == Level::previous && Eq::levels < 2)
+      throw Error(ExitCode::internal, std::string("the ") + Eq::name + " equation has no previous level");
+    return level == Level::current ? u_ : u_next_;
   }
 
   template <int R>
@@ -113,34 +115,35 @@ class HostBackend final : public Backend<D, Real> {
     return LaplacianWeights<D, R, Real>::make(problem_.spacing, strides_);
   }
 
-  // One time step over `box`: heat writes u^{n+1} into second_; the wave
-  // overwrites u^{n-1} (or v0 on the first step) in second_ pointwise.
+  // One time step over `box`, u^{n+1} into u_next_; there an equation second
+  // order in time reads u^{n-1} (v0 before the first step) at the point it
+  // overwrites.
   template <int R>
   void step_box(const Box<D>& box) {
     const auto lap = laplacian<R>();
     const auto up = update_;
-    const Real* u = current_.data();
-    Real* out = second_.data();
+    const Real* u = u_.data();
+    Real* next = u_next_.data();
     const long n = box.extent(0);
-    const bool heat = !wave(), start = wave() && step_ == 0;
+    const bool start = Eq::levels == 2 && step_ == 0;
     parallel_rows(box, [&](const Index<D>& i) {
       const long p0 = domain_.layout.offset(i);
-      if (heat) {
+      if constexpr (Eq::levels == 1) {
 #pragma omp simd
-        for (long x = 0; x < n; ++x) out[p0 + x] = up.heat(u[p0 + x], lap(u, p0 + x));
+        for (long x = 0; x < n; ++x) next[p0 + x] = up.step(u[p0 + x], u[p0 + x], lap(u, p0 + x));
       } else if (start) {
 #pragma omp simd
-        for (long x = 0; x < n; ++x) out[p0 + x] = up.wave_start(u[p0 + x], out[p0 + x], lap(u, p0 + x));
+        for (long x = 0; x < n; ++x) next[p0 + x] = up.start(u[p0 + x], next[p0 + x], lap(u, p0 + x));
       } else {
 #pragma omp simd
-        for (long x = 0; x < n; ++x) out[p0 + x] = up.wave(u[p0 + x], out[p0 + x], lap(u, p0 + x));
+        for (long x = 0; x < n; ++x) next[p0 + x] = up.step(u[p0 + x], next[p0 + x], lap(u, p0 + x));
       }
     });
   }
 
   // Ghost layers (and Dirichlet face points) of every physical face.
   void fill_ghosts(std::vector<Real>& u) {
-    const int r = problem_.config.radius;
+    const int r = problem_.radius;
     Real* data = u.data();
     for (int a = 0; a < D; ++a)
       for (int side = 0; side < 2; ++side) {
@@ -187,10 +190,10 @@ class HostBackend final : public Backend<D, Real> {
     const auto lap = laplacian<R>();
     const Box<D> owned = domain_.layout.owned_box();
     const Box<D> updated = domain_.update_box(R, 0);
-    const Real* u = current_.data();
-    const Real* prev = second_.data();
-    const double dt = problem_.dt, c2 = problem_.config.c * problem_.config.c;
-    const bool energy = wave() && step_ > 0;
+    const Real* u = u_.data();
+    const Real* prev = u_next_.data();
+    const double dt = problem_.dt, c2 = Eq::energy_c2(problem_.coefficients);
+    const bool energy = Eq::has_energy && step_ > 0;
     double mn = std::numeric_limits<double>::infinity(), mx = -mn, w_sum = 0, sum = 0, sq = 0, kin = 0, pot = 0;
     long bad = 0;
     long rows = 1;
@@ -235,8 +238,9 @@ class HostBackend final : public Backend<D, Real> {
   Problem problem_;
   LocalDomain<D> domain_;
   Index<D> strides_;
-  TimeUpdate<Real> update_;
-  std::vector<Real> current_, second_;
+  typename Eq::template Update<Real> update_;
+  // u^n, and the buffer a step writes u^{n+1} into (swapped after the step).
+  std::vector<Real> u_, u_next_;
   long step_ = 0;
 };
 
@@ -244,7 +248,9 @@ class HostBackend final : public Backend<D, Real> {
 
 template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_host_backend(const Problem& problem, const LocalDomain<D>& domain) {
-  return std::make_unique<HostBackend<D, Real>>(problem, domain);
+  return with_equation(problem.equation, [&]<class Eq>() -> std::unique_ptr<Backend<D, Real>> {
+    return std::make_unique<HostBackend<D, Real, Eq>>(problem, domain);
+  });
 }
 
 template std::unique_ptr<Backend<2, float>> make_host_backend(const Problem&, const LocalDomain<2>&);

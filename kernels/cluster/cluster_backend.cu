@@ -1,0 +1,200 @@
+// backend: cuda-cluster. A GPU backend whose advance() runs the cluster
+// kernels, k steps a launch, out of place; the plan is chosen (and tuned)
+// here. The parts of a step the halo exchange overlaps run the baseline kernel
+// (GpuBackend::update).
+#include "kernels/cluster/cluster_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "kernels/cluster/kernel.cuh"
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/gpu_backend.cuh"
+
+namespace heatwave::cuda {
+
+namespace {
+
+template <int D, class Real>
+class ClusterBackend final : public GpuBackend<D, Real> {
+  using GpuBackend<D, Real>::fields_, GpuBackend<D, Real>::problem_, GpuBackend<D, Real>::equation_,
+      GpuBackend<D, Real>::step_;
+
+ public:
+  ClusterBackend(const Problem& problem, const LocalDomain<D>& domain, const ClusterSettings& settings)
+      : GpuBackend<D, Real>(problem, domain), settings_(settings) {}
+
+  BackendKind kind() const override { return BackendKind::cuda_cluster; }
+  std::string plan() const override { return kernel_->plan().text(); }
+
+  // Launches of up to plan k steps (a resident plan: the chunk in one); each
+  // writes as far into exchanged halos as the rest of the chunk reads.
+  void advance(int k) override {
+    for (int done = 0; done < k;) {
+      const int steps = kernel_->plan().resident ? k : std::min(k - done, kernel_->plan().k);
+      done += steps;
+      launch_cluster(steps, k - done);
+    }
+  }
+
+  // The plan, from HEATWAVE_CLUSTER_PLAN, the config's overrides, the plan
+  // cache or a short autotune, in that order. False, with `reason`, where no
+  // cluster plan runs or the baseline kernel is faster.
+  bool choose_plan(std::string& reason) {
+    std::string origin = "built-in";
+    ClusterPlan plan = default_cluster_plan(problem_);
+    if (cluster_plan_from_environment()) {
+      origin = "HEATWAVE_CLUSTER_PLAN";
+    } else if (settings_.overridden()) {
+      plan = with_overrides(plan, settings_), origin = "config";
+    } else if (settings_.autotune) {
+      const ClusterPlanCache cache(settings_.cache);
+      const LocalDomain<D>& domain = fields_.domain();
+      std::vector<long> owned(domain.layout.owned.begin(), domain.layout.owned.end());
+      bool exchanged = false;
+      for (int a = 0; a < D; ++a) exchanged = exchanged || domain.exchanged[a][0] || domain.exchanged[a][1];
+      const std::string key = ClusterPlanCache::key(current_device().name, problem_, owned, exchanged);
+      if (auto cached = cache.find(key)) {
+        plan = *cached, origin = "cached in " + cache.path();
+      } else if (auto tuned = autotune(origin)) {
+        plan = tuned->first;
+        cache.store(key, plan, tuned->second);
+        origin += ", cached in " + cache.path();
+      }
+    }
+    // Where the baseline kernel won, it runs: the cluster path ships only where it is faster.
+    if (plan.baseline()) return reason = "the baseline step kernel is faster for this case (" + origin + ")", false;
+    kernel_ = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, reason);
+    if (!kernel_) return false;
+    allocate_outputs();
+    reason = "plan (" + origin + "): " + kernel_->plan().text() + ", " + std::to_string(kernel_->shared_bytes() / 1024) +
+             " KiB shared a block, " + std::to_string(kernel_->active_clusters()) +
+             (kernel_->plan().resident ? " blocks fit at once" : " clusters active at once");
+    return true;
+  }
+
+ private:
+  // Two levels: the launches' outputs (both input levels stay intact for the
+  // halos other clusters load).
+  void allocate_outputs() {
+    if (equation_.levels < 2 || out_u_.get()) return;
+    fields_.allocate_poisoned(out_u_);
+    fields_.allocate_poisoned(out_u_prev_);
+  }
+
+  // Seconds a step of `run` (which advances `steps` steps), timed with CUDA
+  // events: a warm-up, then the median of five.
+  template <class Run>
+  double seconds_per_step(int steps, Run run) {
+    std::vector<double> seconds;
+    for (int r = 0; r < 6; ++r) {
+      fields_.start_timer();
+      run();
+      const double t = fields_.stop_timer() / steps;
+      if (r > 0) seconds.push_back(t);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    return seconds[seconds.size() / 2];
+  }
+
+  // Times each candidate plan on fresh random fields (a warm-up launch, then
+  // the median of five, CUDA events) and returns the fastest with its
+  // seconds per step; `origin` says what was done. The fields are
+  // initialised afterwards, so nothing of this stays.
+  std::optional<std::pair<ClusterPlan, double>> autotune(std::string& origin) {
+    constexpr int resident_chunk = 8;  // steps a resident plan (any chunk in one launch) is timed over
+    allocate_outputs();
+    InitialCondition noise{InitialType::random};
+    noise.seed = 20261123;
+    fields_.set_initial(fields_.u.get(), InitialSpec::make(noise, problem_.dims, problem_.points, problem_.length, problem_.spacing));
+    noise.seed += 1;
+    fields_.set_initial(fields_.u_next.get(), InitialSpec::make(noise, problem_.dims, problem_.points, problem_.length, problem_.spacing));
+    fields_.fill_ghosts(fields_.u.get());
+    fields_.fill_ghosts(fields_.u_next.get());
+    const auto t0 = std::chrono::steady_clock::now();
+    std::optional<std::pair<ClusterPlan, double>> best;
+    int tried = 0;
+    for (const ClusterPlan& plan : cluster_plan_candidates(problem_)) {
+      std::string why;
+      const auto kernel = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, why);
+      if (!kernel) continue;
+      ++tried;
+      const int steps = plan.resident ? resident_chunk : plan.k;
+      // What launch_cluster runs: the launch, then the ghosts of its outputs.
+      const double seconds = seconds_per_step(steps, [&] { run_cluster(*kernel, steps, 0, false); });
+      if (!best || seconds < best->second) best = std::make_pair(plan, seconds);
+    }
+    // The baseline step kernel, timed alike: the plan to beat.
+    const int k = best && !best->first.resident ? best->first.k : resident_chunk;
+    const double baseline = seconds_per_step(k, [&] {
+      for (int m = 0; m < k; ++m) {
+        this->update(fields_.domain().update_box(problem_.radius, 0));
+        this->finish_step();
+      }
+    });
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char text[192];
+    if (best && best->second < baseline) {
+      std::snprintf(text, sizeof text, "autotuned: fastest of %d plans, %.3g ms a step against %.3g for the baseline kernel, tuning took %.2f s",
+                    tried, best->second * 1e3, baseline * 1e3, spent);
+    } else {
+      std::snprintf(text, sizeof text, "autotuned: %.3g ms a step against %.3g for the fastest of %d cluster plans, tuning took %.2f s",
+                    baseline * 1e3, best ? best->second * 1e3 : 0.0, tried, spent);
+      best = std::make_pair(ClusterPlan::baseline_plan(), baseline);
+    }
+    origin = text;
+    step_ = 0;
+    return best;
+  }
+
+  // `steps` steps of `kernel` in one launch, out of place: the inputs stay
+  // intact for the halos other clusters load. One level: u^{n+steps} into
+  // u_next; two levels: u^{n+steps} and u^{n+steps-1} into the outputs. The
+  // outputs' ghosts are then filled as after a step.
+  void run_cluster(ClusterKernel<D, Real>& kernel, int steps, int ahead, bool start) {
+    if (equation_.levels == 2) {
+      kernel.launch(fields_.u.get(), fields_.u_next.get(), out_u_.get(), out_u_prev_.get(), steps, ahead, start, fields_.stream());
+      fields_.fill_ghosts(out_u_.get());
+      fields_.fill_ghosts(out_u_prev_.get());
+    } else {
+      kernel.launch(fields_.u.get(), nullptr, fields_.u_next.get(), nullptr, steps, ahead, false, fields_.stream());
+      fields_.fill_ghosts(fields_.u_next.get());
+    }
+  }
+  // The plan's kernels for `steps` steps; the outputs become the fields.
+  void launch_cluster(int steps, int ahead) {
+    run_cluster(*kernel_, steps, ahead, step_ == 0);
+    if (equation_.levels == 2) {
+      std::swap(fields_.u, out_u_);
+      std::swap(fields_.u_next, out_u_prev_);
+    } else {
+      std::swap(fields_.u, fields_.u_next);
+    }
+    step_ += steps;
+  }
+
+  ClusterSettings settings_;
+  std::unique_ptr<ClusterKernel<D, Real>> kernel_;
+  DeviceBuffer<Real> out_u_, out_u_prev_;
+};
+
+}  // namespace
+
+template <int D, class Real>
+std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, const LocalDomain<D>& domain,
+                                                       const ClusterSettings& settings, std::string& reason) {
+  auto backend = std::make_unique<ClusterBackend<D, Real>>(problem, domain, settings);
+  if (!backend->choose_plan(reason)) return nullptr;
+  return backend;
+}
+
+template std::unique_ptr<Backend<2, float>> make_cluster_backend(const Problem&, const LocalDomain<2>&, const ClusterSettings&, std::string&);
+template std::unique_ptr<Backend<2, double>> make_cluster_backend(const Problem&, const LocalDomain<2>&, const ClusterSettings&, std::string&);
+template std::unique_ptr<Backend<3, float>> make_cluster_backend(const Problem&, const LocalDomain<3>&, const ClusterSettings&, std::string&);
+template std::unique_ptr<Backend<3, double>> make_cluster_backend(const Problem&, const LocalDomain<3>&, const ClusterSettings&, std::string&);
+
+}  // namespace heatwave::cuda

@@ -1,0 +1,20 @@
+#pragma once
+// backend: cuda-cluster, behind a plain C++ header (the registry includes it).
+#include <memory>
+#include <string>
+
+#include "solver/backend.hpp"
+
+namespace heatwave::cuda {
+
+// Temporal blocking over thread-block clusters (kernel_2d.cu, kernel_3d.cu)
+// with the plan from HEATWAVE_CLUSTER_PLAN, the config's `cluster:`
+// overrides, the plan cache, or a short autotune (then cached), in that order.
+// Null where no cluster plan runs, or the baseline step kernel was faster:
+// `reason` says which (the registry then runs the cuda backend); else it
+// describes the plan.
+template <int D, class Real>
+std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, const LocalDomain<D>& domain,
+                                                       const ClusterSettings& settings, std::string& reason);
+
+}  // namespace heatwave::cuda

@@ -1,0 +1,259 @@
+#pragma once
+// What the 2D and 3D cluster kernels share: device helpers (wrapped
+// coordinates, cp.async copies, a level or plane in shared memory and its
+// ghosts) and the host side of a kernel object (the axes' geometry, the
+// checks that a plan fits the device, launch configurations). Included by
+// kernel_2d.cu and kernel_3d.cu, each for its own dimension.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "kernels/cluster/kernel.cuh"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/pack.cuh"
+#include "solver/dispatch.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatwave::cuda {
+
+namespace cg = cooperative_groups;
+
+inline constexpr int unbounded = INT_MAX / 4;  // the core of a periodic axis: every index
+
+// Where coordinate c of an axis is read from: wrapped on a periodic axis, as
+// is where data lies; false where nothing is stored (never read).
+__device__ __forceinline__ bool source_coordinate(const ClusterAxis& a, int c, int& g) {
+  if (a.periodic) {
+    g = c % a.n;
+    if (g < 0) g += a.n;
+    return true;
+  }
+  g = c;
+  return c >= a.load_lo && c < a.load_hi;
+}
+
+// A global -> shared copy that does not hold the thread (cp.async): a block
+// issues its whole tile's loads at once instead of waiting on each in turn.
+template <class Real>
+__device__ __forceinline__ void load_async(Real* shared, const Real* global) {
+  const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(destination), "l"(global), "n"(sizeof(Real)) : "memory");
+}
+template <class Real>
+__device__ __forceinline__ void load_async_pack(Real* shared, const Real* global) {
+  const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(destination), "l"(global) : "memory");
+}
+__device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+__device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most the N newest groups of copies are still in flight.
+template <int N>
+__device__ __forceinline__ void wait_loads_but() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// A level in shared memory: `rows` rows of `width` points (a multiple of the
+// pack width V), with V spare points before and after so that the x
+// neighbours of the first and last packs stay inside the allocation.
+template <class Real>
+__host__ __device__ constexpr int level_stride(int width, int rows) {
+  return width * rows + 2 * Pack<Real>::width;
+}
+
+extern __shared__ __align__(16) unsigned char cluster_shared[];
+
+// A level (2D) or a plane (3D) in shared memory: shared point 0 is global
+// (xbase, ybase); rows are W points apart.
+struct SharedPlane {
+  int W, xbase, ybase;
+  __device__ __forceinline__ int at(int x, int y) const { return (y - ybase) * W + (x - xbase); }
+};
+
+// Ghost points of physical faces in u, from FaceRule, where the next step
+// reads them: x ghost columns on updated rows, y ghost rows on updated
+// columns, inside the valid rectangle [vx0, vx1) x [vy0, vy1).
+// False (block-uniform) where no face is within reach: nothing to wait for.
+template <int R, class Real>
+__device__ __forceinline__ bool fill_ghosts_2d(Real* u, const ClusterAxis& ax, const ClusterAxis& ay, const SharedPlane& s, int vx0,
+                                               int vx1, int vy0, int vy1) {
+  const bool x_ghosts = (ax.ghosts[0] && vx0 < 0) || (ax.ghosts[1] && vx1 > ax.n);
+  const bool y_ghosts = (ay.ghosts[0] && vy0 < 0) || (ay.ghosts[1] && vy1 > ay.n);
+  if (!x_ghosts && !y_ghosts) return false;
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+  if (x_ghosts) {
+    const int first = max(vy0, ay.upd_lo), nrows = min(vy1, ay.upd_hi) - first;
+    for (int i = tid; i < 2 * R * nrows; i += nthreads) {
+      const int y = first + i / (2 * R), j = i % (2 * R), side = j / R;
+      const int x = side == 0 ? j - R : ax.n + j - R;
+      const int src = ax.face[side].source(x);
+      if (ax.ghosts[side] && x >= vx0 && x < vx1 && src >= vx0 && src < vx1) u[s.at(x, y)] = ax.face[side].ghost(x, u[s.at(src, y)]);
+    }
+  }
+  if (y_ghosts) {
+    const int first = max(vx0, ax.upd_lo), ncols = min(vx1, ax.upd_hi) - first;
+    for (int i = tid; i < 2 * R * ncols; i += nthreads) {
+      const int j = i / ncols, x = first + i % ncols, side = j / R;
+      const int y = side == 0 ? j - R : ay.n + j - R;
+      const int src = ay.face[side].source(y);
+      if (ay.ghosts[side] && y >= vy0 && y < vy1 && src >= vy0 && src < vy1) u[s.at(x, y)] = ay.face[side].ghost(y, u[s.at(x, src)]);
+    }
+  }
+  return true;
+}
+
+inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
+
+// ----------------------------------------------------------- host side ---
+
+// The host side of a kernel object: geometry from the rank's box, the
+// equation's update and the stencil weights, the checks every plan passes.
+template <int D, class Real, class Eq>
+class ClusterKernelBase : public ClusterKernel<D, Real> {
+ protected:
+  using Update = typename Eq::template Update<Real>;
+  using ClusterKernel<D, Real>::geo_;
+  using ClusterKernel<D, Real>::shared_bytes_;
+  using ClusterKernel<D, Real>::active_clusters_;
+
+  // The axes as the kernels see them, and the parts of the plan every
+  // dimension derives alike. False, with `reason`, where the box is too small.
+  bool set_geometry(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan, std::string& reason) {
+    const int R = problem.radius;
+    radius_ = R;
+    int device = 0, can = 0;
+    HW_CUDA(cudaGetDevice(&device));
+    HW_CUDA(cudaDeviceGetAttribute(&can, cudaDevAttrClusterLaunch, device));
+    if (!can) return reason = "this device cannot launch thread-block clusters", false;
+    const int H = domain.layout.halo;
+    for (int a = 0; a < D; ++a) {
+      ClusterAxis& x = geo_.axis[a];
+      const bool ex_lo = domain.exchanged[a][0], ex_hi = domain.exchanged[a][1];
+      x.n = static_cast<int>(domain.layout.owned[a]);
+      if (x.n < 2 * R + 2) return reason = "fewer than 2r+2 points along an axis", false;
+      x.periodic = !ex_lo && !ex_hi && domain.face[a][0].type == BoundaryType::periodic;
+      x.load_lo = ex_lo ? -H : -R, x.load_hi = ex_hi ? x.n + H : x.n + R;
+      x.core_lo = ex_lo ? -H : 0, x.core_hi = ex_hi ? x.n + H : x.n;
+      if (x.periodic) x.core_lo = -unbounded, x.core_hi = unbounded;
+      x.upd_lo = x.core_lo + (domain.dirichlet(a, 0) ? 1 : 0);
+      x.upd_hi = x.core_hi - (domain.dirichlet(a, 1) ? 1 : 0);
+      for (int side = 0; side < 2; ++side) {
+        x.exchanged[side] = domain.exchanged[a][side];
+        x.ghosts[side] = !x.exchanged[side] && !x.periodic;
+        x.face[side] = domain.face[a][side];
+      }
+    }
+    const auto strides = domain.layout.strides();
+    geo_.lead = domain.layout.lead();
+    geo_.halo = domain.layout.halo;
+    for (int a = 0; a < D; ++a) geo_.stride[a] = strides[a];
+    geo_.plan = plan;
+    geo_.thread_rows_log2 = 0;
+    while ((1 << geo_.thread_rows_log2) < plan.threads_y) ++geo_.thread_rows_log2;
+    // Shared column 0 is k*r rounded up to packs left of the tile: tiles that
+    // are whole packs then start on 16-byte boundaries, so loads and stores are packs.
+    constexpr int V = Pack<Real>::width;
+    geo_.halo_left = shared_halo_left(plan.k * R, V);
+    geo_.width = shared_width(plan.k * R, plan.tile_x, V);
+    laps_ = {LaplacianWeights<D, 1, Real>::make(problem.spacing, strides), LaplacianWeights<D, 2, Real>::make(problem.spacing, strides)};
+    update_ = Update::make(problem.coefficients, problem.dt);
+    return true;
+  }
+
+  // Threads and shared memory of a block within the device's limits.
+  bool fits_device(std::string& reason) const {
+    const ClusterPlan& q = geo_.plan;
+    if (threads_x_ * threads_y_ > 512)
+      return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * threads_y_) + " threads a block (at most 512)", false;
+    int device = 0;
+    HW_CUDA(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    HW_CUDA(cudaGetDeviceProperties(&prop, device));
+    if (shared_bytes_ > prop.sharedMemPerBlockOptin)
+      return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(shared_bytes_ / 1024) +
+                      " KiB of shared memory a block, more than the device's " + std::to_string(prop.sharedMemPerBlockOptin / 1024),
+             false;
+    return true;
+  }
+
+  // Lets `kernel` use the plan's shared memory (and as much of the SM's as it
+  // has: blocks an SM are limited by it, not by L1).
+  template <class Kernel>
+  void allow_shared_memory(Kernel kernel) const {
+    HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes_)));
+    HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    if (geo_.plan.blocks() > 8) HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  }
+
+  // Clusters of the plan that fit on the device at once (0: they cannot be co-scheduled).
+  template <class Kernel>
+  int max_active_clusters(Kernel kernel) {
+    cudaLaunchAttribute attribute[1];
+    cudaLaunchConfig_t config = launch_config(attribute, 0, nullptr);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return clusters;
+  }
+  bool co_scheduled(std::string& reason) const {
+    if (active_clusters_ > 0) return true;
+    return reason = "cudaOccupancyMaxActiveClusters is 0 for the plan (" + geo_.plan.text() + "): clusters of " +
+                    std::to_string(geo_.plan.blocks()) + " blocks with " + std::to_string(shared_bytes_ / 1024) +
+                    " KiB each cannot be co-scheduled",
+           false;
+  }
+
+  // A streaming launch: whole clusters over the write-back extent (blocks past
+  // it have empty tiles); 3D slabs of tile_z planes along z.
+  cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attribute, int ahead, cudaStream_t stream) {
+    const ClusterPlan& q = geo_.plan;
+    for (int a = 0; a < D; ++a) {
+      ClusterAxis& x = geo_.axis[a];
+      // Exchanged sides: the next launch of the chunk reads ahead*r into the halo.
+      x.out_lo = x.exchanged[0] ? -ahead * radius_ : 0;
+      x.out_hi = x.exchanged[1] ? x.n + ahead * radius_ : x.n;
+    }
+    auto extent = [&](int a) { return geo_.axis[a].out_hi - geo_.axis[a].out_lo; };
+    auto blocks = [&](int a, int tile, int cluster) { return (extent(a) + cluster * tile - 1) / (cluster * tile) * cluster; };
+    cudaLaunchConfig_t config{};
+    if constexpr (D == 2)
+      config.gridDim = dim3(blocks(0, q.tile_x, 1), blocks(1, q.tile_y, q.cluster_y));
+    else
+      config.gridDim = dim3(blocks(0, q.tile_x, q.cluster_x), blocks(1, q.tile_y, q.cluster_y), (extent(2) + q.tile_z - 1) / q.tile_z);
+    config.blockDim = dim3(threads_x_, threads_y_);
+    config.dynamicSmemBytes = shared_bytes_;
+    config.stream = stream;
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = q.cluster_x;
+    attribute[0].val.clusterDim.y = q.cluster_y;
+    attribute[0].val.clusterDim.z = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    return config;
+  }
+
+  template <int R>
+  const LaplacianWeights<D, R, Real>& lap() const { return std::get<R - 1>(laps_); }
+
+  int radius_ = 1;
+  int threads_x_ = 32, threads_y_ = 1;  // block shape
+  std::tuple<LaplacianWeights<D, 1, Real>, LaplacianWeights<D, 2, Real>> laps_{};
+  Update update_{};
+};
+
+// The kernel object `Kernel<Real, Eq>` of the problem's equation, configured
+// for `plan`; null (with `reason`) where the plan cannot run.
+template <template <class, class> class Kernel, int D, class Real>
+std::unique_ptr<ClusterKernel<D, Real>> configured_kernel(const Problem& problem, const LocalDomain<D>& domain,
+                                                          const ClusterPlan& plan, std::string& reason) {
+  return with_equation(problem.equation, [&]<class Eq>() -> std::unique_ptr<ClusterKernel<D, Real>> {
+    auto kernel = std::make_unique<Kernel<Real, Eq>>();
+    if (!kernel->configure(problem, domain, plan, reason)) return nullptr;
+    return kernel;
+  });
+}
+
+}  // namespace heatwave::cuda

@@ -1,0 +1,482 @@
+// cuda-cluster, 2D. Temporal blocking over thread-block clusters, halos
+// between the blocks of a cluster through distributed shared memory (DSMEM).
+//
+// A cluster of B blocks stacked along y owns a cluster tile; block `rank`
+// owns tile_x x tile_y points of it. One launch advances `steps` (<= k) steps:
+//   load   u^n (and u^{n-1} for two levels) over the tile plus steps*r on the
+//          cluster's outer sides and r on the sides shared with a peer;
+//   step s = 1..steps, on chip:
+//     (a) s >= 2: the r rows next to each shared side come from the peer's
+//         shared memory (its own tile rows, computed in step s-1);
+//     (b) s >= 2, near a physical face: ghost points from the face rule
+//         (FaceRule, as fill_ghosts: odd/even reflection);
+//     (c) the stencil over the step's region: the tile plus (steps-s)*r on
+//         the cluster's outer sides. Only that outer halo is computed twice
+//         (by two clusters): a peer's rows never are;
+//     (d) Dirichlet face points of the new level stay g (set at the load;
+//         restored after the whole-pack stores of (c));
+//     (e) cluster barrier: publishes the new level to the peers, and keeps a
+//         block from overwriting rows a peer still copies.
+//   store  the tile (two levels: both), out of place.
+// The stencil is LaplacianWeights::along in axis order and the update the
+// equation's, as in the baseline kernel: results are bitwise equal to the cuda
+// and host backends. Each thread walks down a strip of its pack column,
+// keeping the 2r+1 packs along y in registers; x neighbours come from shared
+// memory (conflict-free). The resident kernel is described at its section.
+// Periodic axes (one rank spans them) are loaded with wrapped indices: a point
+// past the face is computed exactly like the one it wraps to. Exchanged faces
+// (MPI) are data like any other point: their halo is loaded, and the write-back
+// reaches `ahead*r` into it so that the next launch of the chunk finds it valid.
+#include "kernels/cluster/common.cuh"
+
+namespace heatwave::cuda {
+
+namespace {
+
+// Whether points [x, x + count) hold a Dirichlet face point of the axis.
+__device__ __forceinline__ bool face_in_pack(const ClusterAxis& a, int x, int count) {
+  for (int side = 0; side < 2; ++side) {
+    const int f = a.face[side].boundary_point();
+    if (f >= x && f < x + count && a.fixed(side, f)) return true;
+  }
+  return false;
+}
+
+// Copies global [x_lo, x_hi) of a row into shared memory at `shared` (which
+// holds global x = xbase at index 0): 16-byte copies where the packs lie
+// inside the directly addressable range and are aligned, points otherwise.
+template <class Real>
+__device__ __forceinline__ void load_row(Real* shared, const Real* global_row, const ClusterAxis& ax, int xbase, int x_lo,
+                                         int x_hi, bool aligned, int tx, int bx) {
+  constexpr int V = Pack<Real>::width;
+  const int direct_lo = ax.periodic ? 0 : ax.load_lo, direct_hi = ax.periodic ? ax.n : ax.load_hi;
+  for (int g = (x_lo - xbase) / V + tx; g * V < x_hi - xbase; g += bx) {
+    const int x = xbase + g * V;
+    if (aligned && x >= x_lo && x + V <= x_hi && x >= direct_lo && x + V <= direct_hi) {
+      load_async_pack(shared + g * V, global_row + x);
+    } else {
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        int gx;
+        if (x + v >= x_lo && x + v < x_hi && source_coordinate(ax, x + v, gx)) load_async(shared + g * V + v, global_row + gx);
+      }
+    }
+  }
+}
+
+// The two levels of a 2D block in dynamic shared memory, each after a pad:
+// u^m and u^{m+1} (two levels: u^{m-1} until a step overwrites it).
+template <class Real>
+__device__ __forceinline__ void shared_levels_2d(const ClusterGeometry<2>& geo, Real*& u_now, Real*& u_next) {
+  u_now = reinterpret_cast<Real*>(cluster_shared) + Pack<Real>::width;
+  u_next = u_now + level_stride<Real>(geo.width, geo.rows);
+}
+
+// Loads global [lx0, lx1) x [ly0, ly1) of u^n into u_now (two levels: u^{n-1}
+// into u_next, which the first step overwrites) and sets the Dirichlet face
+// points of u_next to g: no step writes them.
+template <class Real, int Levels>
+__device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Real* u, const Real* u_prev, const ClusterGeometry<2>& geo,
+                                             const SharedPlane& s, int lx0, int lx1, int ly0, int ly1) {
+  constexpr int V = Pack<Real>::width;
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
+  const int tid = tx + ty * bx, nthreads = bx * by;
+  const bool aligned = (geo.lead + s.xbase) % V == 0;
+  for (int y = ly0 + ty; y < ly1; y += by) {
+    int gy;
+    if (!source_coordinate(ay, y, gy)) continue;
+    const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
+    load_row(u_now + s.at(s.xbase, y), u + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
+    if constexpr (Levels == 2) load_row(u_next + s.at(s.xbase, y), u_prev + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
+  }
+  wait_loads();
+  __syncthreads();
+  for (int side = 0; side < 2; ++side) {
+    const int fx = ax.face[side].boundary_point(), fy = ay.face[side].boundary_point();
+    if (ax.fixed(side, fx) && fx >= lx0 && fx < lx1)
+      for (int y = ly0 + tid; y < ly1; y += nthreads) u_next[s.at(fx, y)] = static_cast<Real>(ax.face[side].value);
+    if (ay.fixed(side, fy) && fy >= ly0 && fy < ly1)
+      for (int x = lx0 + tid; x < lx1; x += nthreads) u_next[s.at(x, fy)] = static_cast<Real>(ay.face[side].value);
+  }
+  __syncthreads();
+}
+
+// One step's stencil from u_now into u_next over [cx0, cx1) x [cy0, cy1). A
+// thread owns the pack of V points at shared column lx (threads span the row) and
+// walks down a strip of rows with the 2r+1 packs along y in registers; packs
+// that straddle the region's edge compute and store every point (the rest
+// read neighbours nobody needs; no step reads them, ghosts are refilled
+// before use). `whole`: the pack holds no Dirichlet x face point.
+// Starting: the first step of an equation second order in time (a template
+// parameter: no branch a row).
+template <int R, class Real, class Eq, bool Starting>
+__device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx, bool whole, int cx0, int cx1,
+                                                int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
+                                                const LaplacianWeights<2, R, Real>& lap, const typename Eq::template Update<Real>& up) {
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width;
+  const int W = s.W;
+  const int per_thread = (cy1 - cy0 + static_cast<int>(blockDim.y) - 1) >> rows_log2;
+  const int ya = cy0 + static_cast<int>(threadIdx.y) * per_thread, yb = min(ya + per_thread, cy1);
+  if (ya >= yb || s.xbase + lx + V <= cx0 || s.xbase + lx >= cx1) return;
+  const Real* a = u_now + (ya - s.ybase) * W + lx;
+  Real* b = u_next + (ya - s.ybase) * W + lx;
+  Vec column[2 * R + 1];  // the packs at y - R + j
+#pragma unroll
+  for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
+#pragma unroll(2 * R + 1)  // the window shifts by renaming registers
+  for (int y = ya; y < yb; ++y, a += W, b += W) {
+    column[2 * R] = load_pack(a + R * W);
+    Real left_x[R + 1], right_x[R + 1];  // x neighbours past the pack's ends
+#pragma unroll
+    for (int m = 1; m <= R; ++m) left_x[m] = a[-m], right_x[m] = a[V - 1 + m];
+    Vec result;
+    if constexpr (Eq::levels == 2) result = load_pack(b);  // u^{m-1}
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const Real centre = column[R].v[v];
+      Real minus[R + 1], plus[R + 1];
+#pragma unroll
+      for (int j = 1; j <= R; ++j) {
+        minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
+        plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
+      }
+      Real lap_value = lap.along(0, centre, minus, plus);
+#pragma unroll
+      for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+      lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
+      if constexpr (Eq::levels == 1) result.v[v] = up.step(centre, centre, lap_value);
+      else if constexpr (Starting) result.v[v] = up.start(centre, result.v[v], lap_value);
+      else result.v[v] = up.step(centre, result.v[v], lap_value);
+    }
+    store_pack(b, result);
+#pragma unroll
+    for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
+  }
+  // The whole-pack stores wrote over a Dirichlet face point of the pack: it
+  // keeps g (a pass after the strip, not a branch a row).
+  if (!whole) {
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      for (int side = 0; side < 2; ++side)
+        if (ax.fixed(side, s.xbase + lx + v))
+          for (int y = ya; y < yb; ++y) u_next[(y - s.ybase) * W + lx + v] = static_cast<Real>(ax.face[side].value);
+  }
+}
+
+template <int R, class Real, class Eq>
+__device__ __forceinline__ void stencil_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx, bool whole, int cx0, int cx1,
+                                           int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
+                                           const LaplacianWeights<2, R, Real>& lap, const typename Eq::template Update<Real>& up, bool starting) {
+  if (Eq::levels == 2 && starting) stencil_rows_2d<R, Real, Eq, true>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
+  else stencil_rows_2d<R, Real, Eq, false>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
+}
+
+// Writes [wx0, wx1) x [wy0, wy1) of u_now (two levels: and of u_next, its
+// u^{n-1}) to global memory, packs where aligned.
+template <class Real, int Levels>
+__device__ __forceinline__ void store_tile_2d(const Real* u_now, const Real* u_next, Real* out_u, Real* out_u_prev, const ClusterGeometry<2>& geo,
+                                              const SharedPlane& s, int wx0, int wx1, int wy0, int wy1) {
+  constexpr int V = Pack<Real>::width;
+  const bool aligned = (geo.lead + s.xbase) % V == 0;
+  for (int y = wy0 + static_cast<int>(threadIdx.y); y < wy1; y += blockDim.y) {
+    const long row = geo.lead + (y + geo.halo) * geo.stride[1];
+    for (int g = (wx0 - s.xbase) / V + static_cast<int>(threadIdx.x); g * V < wx1 - s.xbase; g += blockDim.x) {
+      const int x = s.xbase + g * V;
+      if (aligned && x >= wx0 && x + V <= wx1) {
+        store_pack(out_u + row + x, load_pack(u_now + s.at(x, y)));
+        if constexpr (Levels == 2) store_pack(out_u_prev + row + x, load_pack(u_next + s.at(x, y)));
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          if (x + v < wx0 || x + v >= wx1) continue;
+          out_u[row + x + v] = u_now[s.at(x + v, y)];
+          if constexpr (Levels == 2) out_u_prev[row + x + v] = u_next[s.at(x + v, y)];
+        }
+      }
+    }
+  }
+}
+
+template <int R, class Real, class Eq>
+__global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev,
+                                                         Real* __restrict__ out_u, Real* __restrict__ out_u_prev,
+                                                         const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
+                                                         const typename Eq::template Update<Real> up, const int steps, const bool start) {
+  constexpr int V = Pack<Real>::width;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int W = geo.width;
+  Real *u_now, *u_next;
+  shared_levels_2d(geo, u_now, u_next);
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const int B = geo.plan.cluster_y, TX = geo.plan.tile_x, TY = geo.plan.tile_y, KR = geo.plan.k * R;
+  const int rank = static_cast<int>(cluster.block_rank());  // cluster dims (1, B, 1): blockIdx.y % B
+  const bool outer_lo = rank == 0, outer_hi = rank == B - 1;
+  const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
+  const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
+  const SharedPlane s{W, x0 - geo.halo_left, y0 - (outer_lo ? KR : R)};
+  const int xbase = s.xbase;
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+  const int lx = threadIdx.x * V;                       // the thread's pack column in shared memory, every step
+  const bool whole = !face_in_pack(ax, xbase + lx, V);  // no Dirichlet x face point in it
+
+  // What step 1 reads.
+  const int reach = steps * R;
+  load_tile_2d<Real, Eq::levels>(u_now, u_next, u, u_prev, geo, s, x0 - reach, x0 + TX + reach, y0 - (outer_lo ? reach : R),
+                           y0 + TY + (outer_hi ? reach : R));
+
+  for (int step = 1; step <= steps; ++step) {
+    const int left = (steps - step) * R;  // how far past the tile the step computes, on outer sides
+    if (step >= 2) {
+      // Valid in u_now now: what the last step computed, plus r rows on shared sides.
+      const int vx0 = x0 - left - R, vx1 = x0 + TX + left + R;
+      const int vy0 = y0 - (outer_lo ? left + R : R), vy1 = y0 + TY + (outer_hi ? left + R : R);
+      // (a) rows from the peers; ghost rows and columns are each block's own.
+      if (B > 1) {
+        const int cx0 = max(vx0, ax.core_lo), ncols = min(vx1, ax.core_hi) - cx0;
+        for (int side = 0; side < 2; ++side) {
+          if (side == 0 ? outer_lo : outer_hi) continue;
+          const int peer = side == 0 ? rank - 1 : rank + 1;
+          const Real* peer_u = cluster.map_shared_rank(u_now, peer);
+          const int peer_ybase = (side == 0 ? y0 - TY : y0 + TY) - (peer == 0 ? KR : R);
+          const int first = side == 0 ? y0 - R : y0 + TY;
+          for (int i = tid; i < R * ncols; i += nthreads) {
+            const int y = first + i / ncols, x = cx0 + i % ncols;
+            if (y >= ay.core_lo && y < ay.core_hi) u_now[s.at(x, y)] = peer_u[(y - peer_ybase) * W + (x - xbase)];
+          }
+        }
+        __syncthreads();
+      }
+      // (b) ghosts of physical faces.
+      if (fill_ghosts_2d<R>(u_now, ax, ay, s, vx0, vx1, vy0, vy1)) __syncthreads();
+    }
+    // (c) the stencil over the step's region, less faces and ghosts.
+    const int cx0 = max(x0 - left, ax.upd_lo), cx1 = min(x0 + TX + left, ax.upd_hi);
+    const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
+    stencil_2d<R, Real, Eq>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up, Eq::levels == 2 && start && step == 1);
+    // (d) publish the new level; swap.
+    if (B > 1) cluster.sync();
+    else __syncthreads();
+    Real* t = u_now;
+    u_now = u_next;
+    u_next = t;
+  }
+
+  // The block's tile: updated points the launch owns.
+  store_tile_2d<Real, Eq::levels>(u_now, u_next, out_u, out_u_prev, geo, s, max(max(x0, ax.out_lo), ax.upd_lo), min(min(x0 + TX, ax.out_hi), ax.upd_hi),
+                            max(max(y0, ay.out_lo), ay.upd_lo), min(min(y0 + TY, ay.out_hi), ay.upd_hi));
+}
+
+// ------------------------------------------------------- 2D resident kernel ---
+//
+// Where every tile of the rank's domain fits in the GPU's shared memory at
+// once, a block keeps its tile (and r of halo) on chip for all the steps of
+// a launch. After each step it publishes the r rows and columns along its
+// edges in global memory (two buffers, by step parity, so a block that runs
+// ahead never overwrites edges a neighbour still reads), the grid
+// synchronises (a cooperative launch: every block is resident), and the
+// block reads its neighbours' edges into its halo (wrapping on periodic
+// axes) and fills the ghosts of physical faces. The fields cross global
+// memory once a launch, the edges once a step. One rank without
+// MPI-exchanged faces; clusters of one block (DSMEM did not pay in 2D).
+
+template <int R, class Real, class Eq>
+__global__ void __launch_bounds__(512) resident_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev,
+                                                          Real* __restrict__ out_u, Real* __restrict__ out_u_prev,
+                                                          const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
+                                                          const typename Eq::template Update<Real> up, const int steps, const bool start,
+                                                          Real* __restrict__ edges) {
+  constexpr int V = Pack<Real>::width;
+  cg::grid_group grid = cg::this_grid();
+  const int W = geo.width;
+  Real *u_now, *u_next;
+  shared_levels_2d(geo, u_now, u_next);
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const int TX = geo.plan.tile_x, TY = geo.plan.tile_y;
+  const int x0 = static_cast<int>(blockIdx.x) * TX, x1 = min(x0 + TX, ax.n);
+  const int y0 = static_cast<int>(blockIdx.y) * TY, y1 = min(y0 + TY, ay.n);
+  const SharedPlane s{W, x0 - geo.halo_left, y0 - R};
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+  const int lx = threadIdx.x * V;
+  const bool whole = !face_in_pack(ax, s.xbase + lx, V);
+  const int cx0 = max(x0, ax.upd_lo), cx1 = min(x1, ax.upd_hi), cy0 = max(y0, ay.upd_lo), cy1 = min(y1, ay.upd_hi);
+
+  // Edge j (< r) of `side` (0: x low, 1: x high, 2: y low, 3: y high) of a block, at a step parity.
+  const int E = max(TX, TY), nbx = gridDim.x, nby = gridDim.y;
+  auto edge = [&](int parity, int bx, int by, int side, int j) {
+    return edges + ((((static_cast<long>(parity) * nby + by) * nbx + bx) * 4 + side) * R + j) * E;
+  };
+  // The neighbour block along an axis, or -1 past a physical face.
+  auto neighbour = [&](int b, int nb, bool periodic, int dir) { return b + dir >= 0 && b + dir < nb ? b + dir : periodic ? (b + dir + nb) % nb : -1; };
+  const int bx = blockIdx.x, by = blockIdx.y;
+  const int west = neighbour(bx, nbx, ax.periodic, -1), east = neighbour(bx, nbx, ax.periodic, 1);
+  const int south = neighbour(by, nby, ay.periodic, -1), north = neighbour(by, nby, ay.periodic, 1);
+  const int rows = y1 - y0, cols = x1 - x0;
+
+  load_tile_2d<Real, Eq::levels>(u_now, u_next, u, u_prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R);
+  for (int step = 1; step <= steps; ++step) {
+    stencil_2d<R, Real, Eq>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up, Eq::levels == 2 && start && step == 1);
+    __syncthreads();
+    if (step < steps) {
+      const int parity = step & 1;
+      for (int i = tid; i < R * rows; i += nthreads) {
+        const int j = i / rows, y = y0 + i % rows;
+        edge(parity, bx, by, 0, j)[y - y0] = u_next[s.at(x0 + j, y)];
+        edge(parity, bx, by, 1, j)[y - y0] = u_next[s.at(x1 - R + j, y)];
+      }
+      for (int i = tid; i < R * cols; i += nthreads) {
+        const int j = i / cols, x = x0 + i % cols;
+        edge(parity, bx, by, 2, j)[x - x0] = u_next[s.at(x, y0 + j)];
+        edge(parity, bx, by, 3, j)[x - x0] = u_next[s.at(x, y1 - R + j)];
+      }
+      grid.sync();
+      for (int i = tid; i < R * rows; i += nthreads) {
+        const int j = i / rows, y = y0 + i % rows;
+        if (west >= 0) u_next[s.at(x0 - R + j, y)] = edge(parity, west, by, 1, j)[y - y0];
+        if (east >= 0) u_next[s.at(x1 + j, y)] = edge(parity, east, by, 0, j)[y - y0];
+      }
+      for (int i = tid; i < R * cols; i += nthreads) {
+        const int j = i / cols, x = x0 + i % cols;
+        if (south >= 0) u_next[s.at(x, y0 - R + j)] = edge(parity, bx, south, 3, j)[x - x0];
+        if (north >= 0) u_next[s.at(x, y1 + j)] = edge(parity, bx, north, 2, j)[x - x0];
+      }
+      __syncthreads();
+      if (fill_ghosts_2d<R>(u_next, ax, ay, s, x0 - R, x1 + R, y0 - R, y1 + R)) __syncthreads();
+    }
+    Real* t = u_now;
+    u_now = u_next;
+    u_next = t;
+  }
+  store_tile_2d<Real, Eq::levels>(u_now, u_next, out_u, out_u_prev, geo, s, cx0, cx1, cy0, cy1);
+}
+
+// ---------------------------------------------------------------- host side ---
+
+// Blocks of a resident kernel the whole GPU holds at once.
+template <class Kernel>
+int resident_room(Kernel kernel, int threads, std::size_t shared_bytes) {
+  HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+  HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  int device = 0, sms = 0, per_sm = 0;
+  HW_CUDA(cudaGetDevice(&device));
+  HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
+  return per_sm * sms;
+}
+
+template <class Real, class Eq>
+class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
+  using Base = ClusterKernelBase<2, Real, Eq>;
+  using Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
+
+ public:
+  // False, with `reason`, where the plan cannot run.
+  bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q, std::string& reason) {
+    if (!this->set_geometry(problem, domain, q, reason)) return false;
+    const int R = problem.radius, KR = q.k * R;
+    constexpr int V = Pack<Real>::width;
+    const bool power_of_2 = q.threads_y >= 1 && (q.threads_y & (q.threads_y - 1)) == 0;
+    if (q.resident) {
+      bool fits = q.blocks() == 1 && power_of_2 && q.tile_x > R && q.tile_y > R;
+      for (int a = 0; a < 2; ++a) {
+        const int n = geo_.axis[a].n, t = a == 0 ? q.tile_x : q.tile_y;
+        fits = fits && (n % t == 0 || n % t > R);  // a neighbour's edge lies in one tile
+      }
+      if (!fits)
+        return reason = "invalid cluster plan (" + q.text() + "): resident mode is 2D, tiles (and the last, partial ones) wider than r, "
+                        "thread rows a power of 2", false;
+      for (int a = 0; a < 2; ++a)
+        if (domain.exchanged[a][0] || domain.exchanged[a][1])
+          return reason = "cluster plan (" + q.text() + "): resident mode keeps a whole domain on chip, and this rank's has MPI-exchanged faces",
+                 false;
+      geo_.halo_left = shared_halo_left(R, V);
+      geo_.width = shared_width(R, q.tile_x, V);
+      geo_.rows = q.tile_y + 2 * R;
+    } else {
+      if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || !power_of_2)
+        return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
+               false;
+      geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
+    }
+    threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
+    threads_y_ = q.threads_y;
+    geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
+    shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(geo_.plane);  // both levels, each with its pad
+    if (!this->fits_device(reason)) return false;
+
+    if (q.resident) {
+      // Every tile must be on chip at once: the grid synchronises each step.
+      const int room = with_radius(R, [&]<int RR>() { return resident_room(resident_kernel_2d<RR, Real, Eq>, threads_x_ * threads_y_, shared_bytes_); });
+      const dim3 grid = resident_grid();
+      const long tiles = static_cast<long>(grid.x) * grid.y;
+      if (tiles > room)
+        return reason = "cluster plan (" + q.text() + "): the domain's " + std::to_string(tiles) + " tiles do not fit on chip at once (room for " +
+                        std::to_string(room) + ")",
+               false;
+      active_clusters_ = room;
+      // Edges: 2 parities x tiles x 4 sides x r x the longer tile side.
+      edges_.allocate(static_cast<std::size_t>(2 * tiles * 4 * R) * std::max(q.tile_x, q.tile_y));
+      return true;
+    }
+    active_clusters_ = with_radius(R, [&]<int RR>() {
+      this->allow_shared_memory(cluster_kernel_2d<RR, Real, Eq>);
+      return this->max_active_clusters(cluster_kernel_2d<RR, Real, Eq>);
+    });
+    return this->co_scheduled(reason);
+  }
+
+  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, int ahead, bool start,
+              cudaStream_t stream) override {
+    cudaLaunchAttribute attribute[1];
+    cudaLaunchConfig_t config;
+    if (geo_.plan.resident) {
+      // One cooperative launch for the chunk: every block resident, grid-wide barriers between steps.
+      attribute[0].id = cudaLaunchAttributeCooperative;
+      attribute[0].val.cooperative = 1;
+      config = cudaLaunchConfig_t{};
+      config.gridDim = resident_grid();
+      config.blockDim = dim3(threads_x_, threads_y_);
+      config.dynamicSmemBytes = shared_bytes_;
+      config.stream = stream;
+      config.attrs = attribute;
+      config.numAttrs = 1;
+      for (int a = 0; a < 2; ++a) geo_.axis[a].out_lo = 0, geo_.axis[a].out_hi = geo_.axis[a].n;
+    } else {
+      config = this->launch_config(attribute, ahead, stream);
+    }
+    with_radius(this->radius_, [&]<int R>() {
+      if (geo_.plan.resident)
+        HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(),
+                                   this->update_, steps, start, edges_.get()));
+      else
+        HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel_2d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(),
+                                   this->update_, steps, start));
+    });
+    HW_CUDA(cudaGetLastError());
+  }
+
+ private:
+  // A resident launch: a block a tile of the whole domain.
+  dim3 resident_grid() const {
+    return dim3((geo_.axis[0].n + geo_.plan.tile_x - 1) / geo_.plan.tile_x, (geo_.axis[1].n + geo_.plan.tile_y - 1) / geo_.plan.tile_y);
+  }
+
+  DeviceBuffer<Real> edges_;  // resident: the tiles' edges, each step (two parities)
+};
+
+}  // namespace
+
+template <class Real>
+std::unique_ptr<ClusterKernel<2, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<2>& domain,
+                                                            const ClusterPlan& plan, std::string& reason) {
+  return configured_kernel<ClusterKernel2D, 2, Real>(problem, domain, plan, reason);
+}
+
+template std::unique_ptr<ClusterKernel<2, float>> make_cluster_kernel(const Problem&, const LocalDomain<2>&, const ClusterPlan&, std::string&);
+template std::unique_ptr<ClusterKernel<2, double>> make_cluster_kernel(const Problem&, const LocalDomain<2>&, const ClusterPlan&, std::string&);
+
+}  // namespace heatwave::cuda

@@ -1,0 +1,390 @@
+// cuda-cluster, 3D. Temporal blocking along z over thread-block clusters
+// that tile x-y, halos between the blocks of a cluster through distributed
+// shared memory (DSMEM); the pipeline is described at the kernel. The stencil
+// is LaplacianWeights::along in axis order and the update the equation's:
+// bitwise equal to the cuda and host backends.
+#include <array>
+#include <utility>
+
+#include "kernels/cluster/common.cuh"
+
+namespace heatwave::cuda {
+
+namespace {
+
+// A block owns a tile_x x tile_y column of the grid and streams it along z
+// through a slab of tile_z planes, advancing Steps levels in a pipeline.
+// A thread owns one pack of the block's shared plane, (x, y), at every level
+// for the whole sweep: in iteration i, level t computes its pack of plane
+// p_t = zs + i - t*r from level t-1's planes p_t-r..p_t+r. Each level keeps a
+// ring of its last 2r+1 planes in shared memory (level 0 also the planes in
+// flight from global memory, loaded a few planes ahead with cp.async; the
+// wave's u^{n-1} a ring of its own): plane p_t+r of level t-1 was written
+// earlier in this iteration by the same thread (its z neighbours are its own
+// pack), the others in earlier iterations, so one barrier an iteration orders
+// everything. Two levels: u^{m-1} at p_t is level t-2's plane p_t, still in
+// its ring. Level Steps goes straight to global memory. As in 2D, the x-y
+// region of level t is the tile plus (Steps-t)r, and so is its z range: only
+// that halo is computed twice (by neighbouring blocks). Physical faces: x and
+// y ghosts of the planes of levels 1..Steps-1 from FaceRule after the
+// barrier, z ghost planes mirrored as they are read; Dirichlet face points
+// are g at every level. Steps is a template parameter: the levels unroll.
+// Clusters over x-y (Clustered): on sides a peer block serves, levels
+// compute the tile only and the r columns or rows past it come from the
+// peer's ring through DSMEM after each iteration's cluster barrier.
+
+// Blocks an SM the compiler keeps registers for (__launch_bounds__): the
+// heat fits 64 registers (two blocks of up to 512 threads), the wave, which
+// also reads u^{m-1}, gains nothing from two (H100, 512^3: docs/performance.md).
+template <int Levels>
+constexpr int min_blocks_3d() { return Levels == 2 ? 1 : 2; }
+// Levels a 3D launch can pipeline (each is unrolled code; deeper pipelines
+// recompute more halo than they save).
+__host__ __device__ constexpr int max_levels_3d(int R) { return R == 1 ? 4 : 3; }
+// Ring planes. Level 0 (and u^{n-1}, two levels): the 2r+1 that level 1
+// reads and the rest in flight from global memory (an iteration is shorter
+// than its latency), a power of 2 (slots by masks). Levels 1..Steps-1: the
+// 2r+1 that the next level reads.
+__host__ __device__ constexpr int level0_planes_3d() { return 8; }
+__host__ __device__ constexpr int upper_planes_3d(int R) { return 2 * R + 1; }
+
+// z ghost planes of a column of 2r+1 planes around plane p (p within r of a
+// physical z face): FaceRule from the plane each mirrors, which the column
+// holds. The cases are unrolled so that the column stays in registers.
+template <int R, class Real>
+__device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], const ClusterAxis& az, int p) {
+  constexpr int V = Pack<Real>::width;
+#pragma unroll
+  for (int m = 0; m < R; ++m) {
+    if (az.ghosts[0] && p == m) {  // planes m-r..-1 mirror 2r-2m-j
+#pragma unroll
+      for (int j = 0; j < R - m; ++j)
+#pragma unroll
+        for (int v = 0; v < V; ++v) w[j].v[v] = az.face[0].ghost(m - R + j, w[2 * R - 2 * m - j].v[v]);
+    }
+    if (az.ghosts[1] && p == az.n - 1 - m) {  // planes n..n-1-m+r mirror 2r+2m-j
+#pragma unroll
+      for (int j = R + m + 1; j <= 2 * R; ++j)
+#pragma unroll
+        for (int v = 0; v < V; ++v) w[j].v[v] = az.face[1].ghost(p - R + j, w[2 * R + 2 * m - j].v[v]);
+    }
+  }
+}
+
+template <int R, class Real, class Eq, int Steps, bool Clustered>
+__global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
+    cluster_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
+                      Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
+                      const typename Eq::template Update<Real> up, int /* steps: Steps */, const bool start) {
+  constexpr bool two_levels = Eq::levels == 2;
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width, reach = Steps * R;
+  // in_flight: level-0 planes in flight; the ring also holds the 2r+1 level 1 reads.
+  constexpr int S0 = level0_planes_3d(), S = upper_planes_3d(R), in_flight = S0 - 2 * R - 1;
+  const int W = geo.width, PS = geo.plane;
+  Real* const level0 = reinterpret_cast<Real*>(cluster_shared) + V;
+  Real* const prev0 = level0 + S0 * PS;                         // two levels: u^{n-1}
+  Real* const upper = level0 + (two_levels ? 2 : 1) * S0 * PS;  // level t >= 1: planes (t-1)S .. tS-1
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const ClusterAxis& az = geo.axis[2];
+  const int TX = geo.plan.tile_x, TY = geo.plan.tile_y, TZ = geo.plan.tile_z;
+  const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
+  const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
+  const int z0 = az.out_lo + static_cast<int>(blockIdx.z) * TZ, z1 = min(z0 + TZ, az.out_hi);
+  const int xbase = x0 - geo.halo_left, ybase = y0 - geo.plan.k * R, zs = z0 - reach;
+  const SharedPlane plane_tile{W, xbase, ybase};  // a plane of a level's ring
+  const int x = xbase + static_cast<int>(threadIdx.x) * V, y = ybase + static_cast<int>(threadIdx.y);
+  const int own = plane_tile.at(x, y);  // the thread's pack in a shared plane
+  // The cluster: CX x CY blocks over x-y (rank x-major). A side of the tile
+  // is served by a peer where the cluster goes on and the peer's tile holds
+  // core points: there every level computes the tile only, and the r columns
+  // or rows past it come from the peer's ring through DSMEM. Other sides
+  // compute (Steps-t)r past the tile, as a cluster of one does everywhere.
+  // (Clustered is a template parameter: a cluster of one carries none of this.)
+  cg::cluster_group cluster = cg::this_cluster();
+  const int CX = Clustered ? geo.plan.cluster_x : 1, CY = Clustered ? geo.plan.cluster_y : 1;
+  const int rx = static_cast<int>(blockIdx.x) % CX, ry = static_cast<int>(blockIdx.y) % CY;
+  const bool peer_x0 = Clustered && rx > 0, peer_x1 = Clustered && rx < CX - 1 && x0 + TX < ax.core_hi;
+  const bool peer_y0 = Clustered && ry > 0, peer_y1 = Clustered && ry < CY - 1 && y0 + TY < ay.core_hi;
+  // A level's x-y region with `left` to go: [rx0, rx1) x [ry0, ry1), clipped to the core.
+  auto region = [&](int left, int& rx0, int& rx1, int& ry0, int& ry1) {
+    rx0 = max(x0 - (peer_x0 ? 0 : left), ax.core_lo), rx1 = min(x0 + TX + (peer_x1 ? 0 : left), ax.core_hi);
+    ry0 = max(y0 - (peer_y0 ? 0 : left), ay.core_lo), ry1 = min(y0 + TY + (peer_y1 ? 0 : left), ay.core_hi);
+  };
+
+  // What the thread does, fixed for the sweep. Levels it computes: its pack
+  // meets the level's x-y region (points past the region are computed too
+  // and never read).
+  unsigned computes = 0;
+#pragma unroll
+  for (int t = 1; t <= Steps; ++t) {
+    int cx0, cx1, cy0, cy1;
+    region((Steps - t) * R, cx0, cx1, cy0, cy1);
+    if (x + V > cx0 && x < cx1 && y >= cy0 && y < cy1) computes |= 1u << t;
+  }
+  // Lanes on a Dirichlet x or y face keep g at every level (y before x at
+  // edges, as fill_ghosts orders them).
+  unsigned face_lanes = 0;
+  Vec face_value{};
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    for (int a = 1; a >= 0; --a)
+      for (int side = 0; side < 2; ++side) {
+        const ClusterAxis& axis = geo.axis[a];
+        if (!(face_lanes >> v & 1) && axis.fixed(side, a == 0 ? x + v : y))
+          face_lanes |= 1u << v, face_value.v[v] = static_cast<Real>(axis.face[side].value);
+      }
+  // The write-back: updated points of the tile the launch owns.
+  const int wx0 = max(max(x0, ax.out_lo), ax.upd_lo), wx1 = min(min(x0 + TX, ax.out_hi), ax.upd_hi);
+  const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
+  const bool aligned = (geo.lead + xbase) % V == 0;
+  const bool writes = y >= wy0 && y < wy1 && x + V > wx0 && x < wx1, whole_x = aligned && x >= wx0 && x + V <= wx1;
+  const long out_column = geo.lead + x + (y + geo.halo) * geo.stride[1] + geo.halo * geo.stride[2];
+  // The load: the thread's pack of each level-0 plane (whole where the pack
+  // lies in stored data, point by point at faces and wrapped axes).
+  // (r past the tile on peer sides: what level 1 reads there.)
+  const int lx0 = x0 - (peer_x0 ? R : reach), lx1 = x0 + TX + (peer_x1 ? R : reach);
+  const int ly0 = y0 - (peer_y0 ? R : reach), ly1 = y0 + TY + (peer_y1 ? R : reach);
+  int gy = 0;
+  const bool loads = y >= ly0 && y < ly1 && x + V > lx0 && x < lx1 && source_coordinate(ay, y, gy);
+  const bool load_whole = aligned && x >= (ax.periodic ? 0 : ax.load_lo) && x + V <= (ax.periodic ? ax.n : ax.load_hi);
+  const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
+  const int iterations = z1 + reach - zs;  // level-0 planes zs .. z1+reach-1
+  auto load_plane = [&](int i) {
+    int gz;
+    if (loads && i < iterations && source_coordinate(az, zs + i, gz)) {
+      const long offset = row + (gz + geo.halo) * geo.stride[2];
+      const int slot = (i & (S0 - 1)) * PS + own;
+      if (load_whole) {
+        load_async_pack(level0 + slot, u + offset + x);
+        if constexpr (two_levels) load_async_pack(prev0 + slot, u_prev + offset + x);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          int gx;
+          if (x + v < lx0 || x + v >= lx1 || !source_coordinate(ax, x + v, gx)) continue;
+          load_async(level0 + slot + v, u + offset + gx);
+          if constexpr (two_levels) load_async(prev0 + slot + v, u_prev + offset + gx);
+        }
+      }
+    }
+    commit_loads();
+  };
+  // Whether a face's ghosts are within reach of the block (x, y) or slab (z).
+  const bool near_xy = (ax.ghosts[0] && x0 - reach < 0) || (ax.ghosts[1] && x0 + TX + reach > ax.n) ||
+                       (ay.ghosts[0] && y0 - reach < 0) || (ay.ghosts[1] && y0 + TY + reach > ay.n);
+  // Level t computes (plane zs + i - t*r is inside its slab and not a ghost
+  // plane) in iterations [first[t], last[t]); level Steps writes back in
+  // [out_first, out_last). Block-uniform, fixed for the sweep.
+  int first[Steps + 1], last[Steps + 1];
+#pragma unroll
+  for (int t = 1; t <= Steps; ++t) {
+    const int left = (Steps - t) * R;
+    first[t] = max(z0 - left, az.core_lo) - zs + t * R, last[t] = min(z1 + left, az.core_hi) - zs + t * R;
+  }
+  const int out_first = max(z0, az.upd_lo) - zs + reach, out_last = min(z1, az.upd_hi) - zs + reach;
+
+#pragma unroll
+  for (int i = 0; i < in_flight; ++i) load_plane(i);
+  for (int i = 0; i < iterations; ++i) {
+    wait_loads_but<in_flight - 1>();  // plane i has landed
+    if constexpr (Clustered) cluster.sync();  // also: the peers' planes of the last iteration are complete
+    else __syncthreads();
+    load_plane(i + in_flight);  // lands while the next in_flight iterations compute
+
+    // x and y ghosts of the planes levels 1..Steps-1 made in the last
+    // iteration, where a physical face is within reach (the next level reads
+    // them r iterations later).
+    if (near_xy && i > 0) {
+      for (int t = 1; t < Steps; ++t) {
+        const int q = i - 1 - t * R, left = (Steps - t) * R;
+        if (i - 1 < first[t] || i - 1 >= last[t]) continue;
+        fill_ghosts_2d<R>(upper + ((t - 1) * S + q % S) * PS, ax, ay, plane_tile, x0 - (peer_x0 ? 0 : left),
+                          x0 + TX + (peer_x1 ? 0 : left), y0 - (peer_y0 ? 0 : left), y0 + TY + (peer_y1 ? 0 : left));
+      }
+      __syncthreads();
+    }
+    // Peer sides: the r columns and rows past the tile of the level t-1
+    // plane that each level t >= 2 reads in this iteration (written r
+    // iterations ago), from the peer's ring (the same slot: same slab).
+    if constexpr (Clustered) {
+      const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+      const int rank = static_cast<int>(cluster.block_rank());
+      for (int t = 2; t <= Steps; ++t) {
+        if (i < first[t] || i >= last[t]) continue;
+        const int q = i - t * R;
+        Real* u = upper + ((t - 2) * S + q % S) * PS;
+        int cx0, cx1, cy0, cy1;
+        region((Steps - t) * R, cx0, cx1, cy0, cy1);  // where level t reads neighbours
+        for (int side = 0; side < 2; ++side) {
+          if (side == 0 ? peer_x0 : peer_x1) {
+            const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -1 : 1));
+            const int shift = side == 0 ? -TX : TX, first_x = side == 0 ? x0 - R : x0 + TX;  // shift: the peer's x0 - ours
+            for (int k = tid; k < R * (cy1 - cy0); k += nthreads) {
+              const int xx = first_x + k % R, yy = cy0 + k / R;
+              u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx - shift, yy)];
+            }
+          }
+          if (side == 0 ? peer_y0 : peer_y1) {
+            const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -CX : CX));
+            const int shift = side == 0 ? -TY : TY, first_y = side == 0 ? y0 - R : y0 + TY;
+            for (int k = tid; k < R * (cx1 - cx0); k += nthreads) {
+              const int xx = cx0 + k % (cx1 - cx0), yy = first_y + k / (cx1 - cx0);
+              u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx, yy - shift)];
+            }
+          }
+        }
+      }
+      __syncthreads();
+    }
+
+#pragma unroll
+    for (int t = 1; t <= Steps; ++t) {
+      const int q = i - t * R, p = zs + q;
+      if (i >= first[t] && i < last[t] && (computes >> t & 1)) {
+        Vec result;
+        // Level t-1's planes p-r..p+r at (x, y), from its ring; z ghost
+        // planes (never computed) mirror the planes they reflect.
+        auto plane_of = [&](int level, int qq) {  // plane zs + qq of a level
+          return level == 0 ? level0 + (qq & (S0 - 1)) * PS : upper + ((level - 1) * S + qq % S) * PS;
+        };
+        Vec column[2 * R + 1];
+#pragma unroll
+        for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(plane_of(t - 1, q - R + j) + own);
+        if (t >= 2 && ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R))) mirror_z_ghosts<R>(column, az, p);
+        const Real* c = plane_of(t - 1, q) + own;
+        const Vec& mid = column[R];
+        Real left_x[R + 1], right_x[R + 1];
+        Vec below[R + 1], above[R + 1];
+#pragma unroll
+        for (int j = 1; j <= R; ++j) {
+          left_x[j] = c[-j], right_x[j] = c[V - 1 + j];
+          below[j] = load_pack(c - j * W), above[j] = load_pack(c + j * W);
+        }
+        if constexpr (two_levels) result = load_pack((t == 1 ? prev0 + (q & (S0 - 1)) * PS : plane_of(t >= 2 ? t - 2 : 0, q)) + own);  // u^{m-1}
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const Real centre = mid.v[v];
+          Real minus[R + 1], plus[R + 1];
+#pragma unroll
+          for (int j = 1; j <= R; ++j) {
+            minus[j] = v - j >= 0 ? mid.v[v - j] : left_x[j - v];
+            plus[j] = v + j < V ? mid.v[v + j] : right_x[v + j - V + 1];
+          }
+          Real lap_value = lap.along(0, centre, minus, plus);
+#pragma unroll
+          for (int j = 1; j <= R; ++j) minus[j] = below[j].v[v], plus[j] = above[j].v[v];
+          lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
+#pragma unroll
+          for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+          lap_value = lap.add_axis(2, lap_value, lap.along(2, centre, minus, plus));
+          if constexpr (!two_levels) result.v[v] = up.step(centre, centre, lap_value);
+          else result.v[v] = start && t == 1 ? up.start(centre, result.v[v], lap_value) : up.step(centre, result.v[v], lap_value);
+        }
+        // Dirichlet face points keep g, z faces first (rare: a branch, not a select a point).
+        const int z_side = p == 0 ? 0 : 1;
+        if (az.fixed(z_side, p)) {
+#pragma unroll
+          for (int v = 0; v < V; ++v) result.v[v] = static_cast<Real>(az.face[z_side].value);
+        } else if (face_lanes) {
+#pragma unroll
+          for (int v = 0; v < V; ++v)
+            if (face_lanes >> v & 1) result.v[v] = face_value.v[v];
+        }
+        if (t < Steps) {
+          store_pack(plane_of(t, q) + own, result);
+        } else if (writes && i >= out_first && i < out_last) {
+          const long out = out_column + p * geo.stride[2];
+          if (whole_x) {
+            store_pack(out_u + out, result);
+            if constexpr (two_levels) store_pack(out_u_prev + out, mid);  // the new u^{n-1}: level Steps-1 at p
+          } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+              if (x + v < wx0 || x + v >= wx1) continue;
+              out_u[out + v] = result.v[v];
+              if constexpr (two_levels) out_u_prev[out + v] = mid.v[v];
+            }
+          }
+        }
+      }
+    }
+  }
+  if constexpr (Clustered) cluster.sync();  // peers may still read this block's rings
+}
+
+// The 3D kernel for a launch of `steps` steps (1..max_levels_3d(R)), in
+// clusters of one block or more.
+template <int R, class Real, class Eq, bool Clustered, int... S>
+auto kernels_3d(std::integer_sequence<int, S...>) {
+  return std::array{cluster_kernel_3d<R, Real, Eq, S + 1, Clustered>...};
+}
+template <int R, class Real, class Eq>
+auto kernel_3d(int steps, bool clustered) {
+  constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
+  return clustered ? kernels_3d<R, Real, Eq, true>(counts)[steps - 1] : kernels_3d<R, Real, Eq, false>(counts)[steps - 1];
+}
+
+// ---------------------------------------------------------------- host side ---
+
+template <class Real, class Eq>
+class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
+  using Base = ClusterKernelBase<3, Real, Eq>;
+  using Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
+
+ public:
+  // False, with `reason`, where the plan cannot run.
+  bool configure(const Problem& problem, const LocalDomain<3>& domain, const ClusterPlan& q, std::string& reason) {
+    if (!this->set_geometry(problem, domain, q, reason)) return false;
+    const int R = problem.radius, KR = q.k * R;
+    constexpr int V = Pack<Real>::width;
+    if (q.resident)
+      return reason = "invalid cluster plan (" + q.text() + "): resident mode is 2D (3D domains stream along z)", false;
+    if (q.cluster_x < 1 || q.cluster_y < 1 || q.blocks() > 8 || q.k < 1 || q.k > max_levels_3d(R) ||
+        q.tile_x < 2 * R || q.tile_y < 2 * R || q.tile_z < 1 || q.threads_y != 1)
+      return reason = "invalid cluster plan (" + q.text() + "): 3D clusters are up to 8 blocks over x-y, k from 1 to " +
+                      std::to_string(max_levels_3d(R)) + " for radius " + std::to_string(R) +
+                      ", tiles >= 2r, tile_z >= 1, threads_y 1 (a thread a pack of the plane)",
+             false;
+    geo_.rows = q.tile_y + 2 * KR;
+    threads_x_ = geo_.width / V;
+    threads_y_ = geo_.rows;  // a thread a pack of the shared plane
+    const int slots = Eq::levels * level0_planes_3d() + (q.k - 1) * upper_planes_3d(R);  // as the kernel's rings
+    geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
+    shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
+    if (!this->fits_device(reason)) return false;
+    // Every kernel the plan launches (one a step count) may use the shared
+    // memory; the plan's own step count sets the occupancy.
+    const bool clustered = q.blocks() > 1;
+    active_clusters_ = with_radius(R, [&]<int RR>() {
+      for (int s = 1; s <= q.k; ++s) this->allow_shared_memory(kernel_3d<RR, Real, Eq>(s, clustered));
+      return this->max_active_clusters(kernel_3d<RR, Real, Eq>(q.k, clustered));
+    });
+    return this->co_scheduled(reason);
+  }
+
+  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, int ahead, bool start,
+              cudaStream_t stream) override {
+    cudaLaunchAttribute attribute[1];
+    const cudaLaunchConfig_t config = this->launch_config(attribute, ahead, stream);
+    with_radius(this->radius_, [&]<int R>() {
+      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u, out_u_prev, geo_,
+                                 this->template lap<R>(), this->update_, steps, start));
+    });
+    HW_CUDA(cudaGetLastError());
+  }
+};
+
+}  // namespace
+
+template <class Real>
+std::unique_ptr<ClusterKernel<3, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<3>& domain,
+                                                            const ClusterPlan& plan, std::string& reason) {
+  return configured_kernel<ClusterKernel3D, 3, Real>(problem, domain, plan, reason);
+}
+
+template std::unique_ptr<ClusterKernel<3, float>> make_cluster_kernel(const Problem&, const LocalDomain<3>&, const ClusterPlan&, std::string&);
+template std::unique_ptr<ClusterKernel<3, double>> make_cluster_kernel(const Problem&, const LocalDomain<3>&, const ClusterPlan&, std::string&);
+
+}  // namespace heatwave::cuda

@@ -1,0 +1,263 @@
+#include "kernels/cuda/device_fields.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "solver/dispatch.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatwave::cuda {
+
+namespace {
+
+// Index of the n-th point of a box, x fastest.
+template <int D>
+__device__ __forceinline__ Index<D> box_point(const Box<D>& box, long n) {
+  Index<D> i;
+#pragma unroll
+  for (int a = 0; a < D; ++a) {
+    const long e = box.extent(a);
+    i[a] = box.lo[a] + n % e;
+    n /= e;
+  }
+  return i;
+}
+
+// The ghosts of the physical faces of one axis (both sides: blockIdx.y).
+template <int D>
+struct AxisFaces {
+  int count;
+  int axis;
+  Box<D> box[2];
+  FaceRule rule[2];
+};
+
+template <int D, class Real>
+__global__ void ghost_kernel(Real* u, const Layout<D> layout, const AxisFaces<D> faces) {
+  if (blockIdx.y >= faces.count) return;
+  const Box<D> box = faces.box[blockIdx.y];
+  const FaceRule rule = faces.rule[blockIdx.y];
+  const int a = faces.axis;
+  const long n = box.size();
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+    Index<D> i = box_point(box, k), src = i;
+    src[a] = rule.source(i[a]);
+    u[layout.offset(i)] = rule.ghost(i[a], u[layout.offset(src)]);
+  }
+}
+
+template <int D, class Real>
+__global__ void initial_kernel(Real* u, const Layout<D> layout, const Index<D> offset, const InitialSpec spec) {
+  const Box<D> box = layout.owned_box();
+  const long n = box.size();
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const Index<D> i = box_point(box, k);
+    long g[max_dims] = {0, 0, 0};
+#pragma unroll
+    for (int a = 0; a < D; ++a) g[a] = i[a] + offset[a];
+    u[layout.offset(i)] = static_cast<Real>(initial_value(spec, g));
+  }
+}
+
+// Box <-> contiguous buffer, x fastest (halo faces, I/O).
+template <int D, class Real, bool ToBuffer>
+__global__ void copy_box_kernel(Real* u, const Layout<D> layout, const Box<D> box, Real* buffer) {
+  const long n = box.size();
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const long p = layout.offset(box_point(box, k));
+    if constexpr (ToBuffer) buffer[k] = u[p];
+    else u[p] = buffer[k];
+  }
+}
+
+// Diagnostics: per-block partial sums in double, reduced on the host in block
+// order (deterministic). Slots: min, max, weight, sum, squares, kinetic,
+// potential, non-finite count.
+constexpr int stats_slots = 8;
+constexpr int stats_threads = 256;
+
+template <int D, int R, class Real>
+__global__ void __launch_bounds__(stats_threads) stats_kernel(const Real* u, const Real* prev,
+                                                              const LaplacianWeights<D, R, Real> lap,
+                                                              const LocalDomain<D> domain, const Box<D> updated,
+                                                              const double dt, const double c2, const bool energy,
+                                                              double* partials) {
+  const Box<D> owned = domain.layout.owned_box();
+  const long n = owned.size();
+  double v_min = INFINITY, v_max = -INFINITY, w_sum = 0, sum = 0, sq = 0, kin = 0, pot = 0, bad = 0;
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const Index<D> i = box_point(owned, k);
+    const long p = domain.layout.offset(i);
+    const double v = u[p];
+    if (!isfinite(v)) {
+      bad += 1;
+      continue;
+    }
+    double w = 1;
+    bool in_updated = true;
+#pragma unroll
+    for (int a = 0; a < D; ++a) {
+      w *= domain.weight(a, i[a]);
+      in_updated = in_updated && i[a] >= updated.lo[a] && i[a] < updated.hi[a];
+    }
+    v_min = fmin(v_min, v), v_max = fmax(v_max, v);
+    w_sum += w, sum += w * v, sq += w * v * v;
+    if (energy && in_updated) {
+      const double du = (v - prev[p]) / dt;
+      kin += w * du * du;
+      pot -= w * c2 * prev[p] * static_cast<double>(lap(u, p));
+    }
+  }
+  double vals[stats_slots] = {v_min, v_max, w_sum, sum, sq, kin, pot, bad};
+  __shared__ double shared[stats_slots][stats_threads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int s = 0; s < stats_slots; ++s) {
+    double x = vals[s];
+    for (int off = 16; off > 0; off /= 2) {
+      const double y = __shfl_down_sync(0xffffffffu, x, off);
+      x = s == 0 ? fmin(x, y) : s == 1 ? fmax(x, y) : x + y;
+    }
+    if (lane == 0) shared[s][warp] = x;
+  }
+  __syncthreads();
+  if (threadIdx.x < stats_slots) {
+    const int s = threadIdx.x;
+    double x = shared[s][0];
+    for (int w = 1; w < stats_threads / 32; ++w) x = s == 0 ? fmin(x, shared[s][w]) : s == 1 ? fmax(x, shared[s][w]) : x + shared[s][w];
+    partials[blockIdx.x * stats_slots + s] = x;
+  }
+}
+
+}  // namespace
+
+template <int D, class Real>
+DeviceFields<D, Real>::DeviceFields(const Problem& problem, const LocalDomain<D>& domain) : problem_(problem), domain_(domain) {
+  domain_.layout.align = Pack<Real>::width;  // rows padded for 16-byte packs
+  allocate_poisoned(u);
+  allocate_poisoned(u_next);
+  HW_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  HW_CUDA(cudaEventCreate(&start_));
+  HW_CUDA(cudaEventCreate(&stop_));
+}
+
+template <int D, class Real>
+DeviceFields<D, Real>::~DeviceFields() {
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+  cudaStreamDestroy(stream_);
+}
+
+template <int D, class Real>
+void DeviceFields<D, Real>::allocate_poisoned(DeviceBuffer<Real>& field) const {
+  const std::size_t n = domain_.layout.storage_size();
+  field.allocate(n);
+  HW_CUDA(cudaMemset(field.get(), 0xff, n * sizeof(Real)));
+}
+
+template <int D, class Real>
+void DeviceFields<D, Real>::set_initial(Real* field, const InitialSpec& spec) {
+  initial_kernel<D, Real><<<grid_for(domain_.layout.owned_box().size(), 256), 256, 0, stream_>>>(field, domain_.layout, domain_.offset, spec);
+  HW_CUDA(cudaGetLastError());
+}
+
+template <int D, class Real>
+void DeviceFields<D, Real>::fill_ghosts(Real* field) {
+  for (int a = 0; a < D; ++a) {
+    AxisFaces<D> faces{0, a, {}, {}};
+    long largest = 0;
+    for (int side = 0; side < 2; ++side) {
+      if (domain_.exchanged[a][side]) continue;
+      faces.box[faces.count] = domain_.ghost_box(a, side, problem_.radius);
+      faces.rule[faces.count] = domain_.face[a][side];
+      largest = std::max(largest, faces.box[faces.count].size());
+      ++faces.count;
+    }
+    if (faces.count == 0) continue;
+    ghost_kernel<D, Real><<<dim3(grid_for(largest, 256), faces.count), 256, 0, stream_>>>(field, domain_.layout, faces);
+    HW_CUDA(cudaGetLastError());
+  }
+}
+
+// Through a device staging buffer and one contiguous copy to or from the host.
+template <int D, class Real>
+void DeviceFields<D, Real>::read(const Real* field, Real* host) {
+  const Box<D> box = domain_.layout.owned_box();
+  const long n = box.size();
+  staging_.reserve(n);
+  pack(field, box, staging_.get());
+  HW_CUDA(cudaMemcpyAsync(host, staging_.get(), n * sizeof(Real), cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+}
+
+template <int D, class Real>
+void DeviceFields<D, Real>::write(Real* field, const Real* host) {
+  const Box<D> box = domain_.layout.owned_box();
+  const long n = box.size();
+  staging_.reserve(n);
+  HW_CUDA(cudaMemcpyAsync(staging_.get(), host, n * sizeof(Real), cudaMemcpyHostToDevice, stream_));
+  unpack(field, box, staging_.get());
+  synchronize();  // the host buffer may be reused at once
+}
+
+template <int D, class Real>
+void DeviceFields<D, Real>::pack(const Real* field, const Box<D>& box, Real* buffer) {
+  if (box.empty()) return;
+  copy_box_kernel<D, Real, true><<<grid_for(box.size(), 256), 256, 0, stream_>>>(const_cast<Real*>(field), domain_.layout, box, buffer);
+  HW_CUDA(cudaGetLastError());
+}
+
+template <int D, class Real>
+void DeviceFields<D, Real>::unpack(Real* field, const Box<D>& box, const Real* buffer) {
+  if (box.empty()) return;
+  copy_box_kernel<D, Real, false><<<grid_for(box.size(), 256), 256, 0, stream_>>>(field, domain_.layout, box, const_cast<Real*>(buffer));
+  HW_CUDA(cudaGetLastError());
+}
+
+template <int D, class Real>
+LocalStats DeviceFields<D, Real>::stats(const Real* u_now, const Real* u_prev, bool energy, double c2) {
+  return with_radius(problem_.radius, [&]<int R>() { return stats_radius<R>(u_now, u_prev, energy, c2); });
+}
+
+template <int D, class Real>
+template <int R>
+LocalStats DeviceFields<D, Real>::stats_radius(const Real* u_now, const Real* u_prev, bool energy, double c2) {
+  const int blocks = std::max(1, std::min(grid_for(domain_.layout.owned_box().size(), stats_threads), 1024));
+  partials_.reserve(static_cast<long>(blocks) * stats_slots);
+  stats_kernel<D, R, Real><<<blocks, stats_threads, 0, stream_>>>(
+      u_now, u_prev, LaplacianWeights<D, R, Real>::make(problem_.spacing, domain_.layout.strides()), domain_,
+      domain_.update_box(R, 0), problem_.dt, c2, energy, partials_.get());
+  HW_CUDA(cudaGetLastError());
+  std::vector<double> host(static_cast<std::size_t>(blocks) * stats_slots);
+  HW_CUDA(cudaMemcpyAsync(host.data(), partials_.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+  LocalStats s;
+  s.min = std::numeric_limits<double>::infinity(), s.max = -s.min;
+  double bad = 0;
+  for (int b = 0; b < blocks; ++b) {
+    const double* x = &host[static_cast<std::size_t>(b) * stats_slots];
+    s.min = std::min(s.min, x[0]), s.max = std::max(s.max, x[1]);
+    s.weight += x[2], s.sum += x[3], s.sum_squares += x[4], s.kinetic += x[5], s.potential += x[6], bad += x[7];
+  }
+  s.non_finite = static_cast<long>(bad);
+  s.points = domain_.layout.owned_box().size();
+  return s;
+}
+
+template <int D, class Real>
+double DeviceFields<D, Real>::stop_timer() {
+  HW_CUDA(cudaEventRecord(stop_, stream_));
+  HW_CUDA(cudaEventSynchronize(stop_));
+  float ms = 0;
+  HW_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms * 1e-3;
+}
+
+template class DeviceFields<2, float>;
+template class DeviceFields<2, double>;
+template class DeviceFields<3, float>;
+template class DeviceFields<3, double>;
+
+}  // namespace heatwave::cuda

@@ -1,0 +1,50 @@
+#pragma once
+// The part of a GPU backend that is not its time stepping: device fields
+// (DeviceFields), one step by the baseline kernel (the cuda backend's every
+// step; cuda-cluster's overlapped parts), halo packs, I/O, diagnostics and
+// timers. cuda and cuda-cluster derive from it and differ in advance().
+// CUDA-only: include from .cu files.
+#include <memory>
+
+#include "kernels/cuda/device_fields.cuh"
+#include "kernels/cuda/step.cuh"
+#include "solver/backend.hpp"
+
+namespace heatwave::cuda {
+
+template <int D, class Real>
+class GpuBackend : public Backend<D, Real> {
+ public:
+  GpuBackend(const Problem& problem, const LocalDomain<D>& domain);
+
+  long step() const override { return step_; }
+  void set_step(long step) override { step_ = step; }
+  void initialize() override;
+  // The baseline kernel on a part of the update box, queued on the stream:
+  // it runs while the host waits on MPI.
+  void update(const Box<D>& region) override;
+  void finish_step() override;
+
+  void pack(Level level, const Box<D>& box, Real* buffer) override { fields_.pack(field(level), box, buffer); }
+  void unpack(Level level, const Box<D>& box, const Real* buffer) override { fields_.unpack(field(level), box, buffer); }
+  MemorySpace memory() const override { return MemorySpace::device; }
+  GpuStream stream() const override { return fields_.stream(); }
+  void read(Level level, Real* owned) override { fields_.read(field(level), owned); }
+  void write(Level level, const Real* owned) override;
+  LocalStats stats() override;
+  void synchronize() override { fields_.synchronize(); }
+  void start_timer() override { fields_.start_timer(); }
+  double stop_timer() override { return fields_.stop_timer(); }
+
+ protected:
+  // u^n, or u^{n-1} for an equation second order in time (kept in u_next between steps).
+  Real* field(Level level);
+
+  Problem problem_;
+  EquationInfo equation_;
+  DeviceFields<D, Real> fields_;
+  std::unique_ptr<StepKernel<D, Real>> step_kernel_;
+  long step_ = 0;
+};
+
+}  // namespace heatwave::cuda

@@ -1,0 +1,126 @@
+// The backend registry: one switch over BackendKind. Adding a backend is its
+// folder under kernels/, a BackendKind entry (solver/run_settings.hpp) and a
+// case here.
+#include "solver/registry.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "io/collective.hpp"
+#include "io/errors.hpp"
+#include "kernels/host/host_backend.hpp"
+#include "solver/halo_transport.hpp"
+#ifdef HEATWAVE_HAVE_CUDA
+#include "kernels/cluster/cluster_backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/device.hpp"
+#endif
+
+namespace heatwave {
+
+namespace {
+
+// This rank's index among the ranks of its node (it picks the GPU), and their count.
+std::pair<int, int> node_local_rank(MPI_Comm comm) {
+  MPI_Comm node;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int rank = 0, size = 1;
+  check_mpi(MPI_Comm_rank(node, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(node, &size), "MPI_Comm_size");
+  check_mpi(MPI_Comm_free(&node), "MPI_Comm_free");
+  return {rank, size};
+}
+
+// The halo transport (parallel.halo_transport): what the config asks for if
+// this build, this MPI and the backend can do it (else a clear error), or for
+// auto: nccl on a GPU backend with several ranks, one GPU each; else CUDA-aware
+// MPI where the MPI says so; else host memory.
+HaloTransportKind choose_transport(const Problem& p, const RunSettings& run, BackendKind backend, bool gpu_per_rank, int ranks) {
+  const auto& asked = run.parallel.halo_transport;
+  const bool gpu_backend = backend != BackendKind::host;
+  if (asked == HaloTransportKind::mpi_host) return HaloTransportKind::mpi_host;
+  const std::string key = p.source + ": 'parallel.halo_transport' = '" + (asked ? to_string(*asked) : "auto") + "'";
+  if (asked && !gpu_backend)
+    throw Error(ExitCode::invalid_value, key + " moves device memory, but the " + to_string(backend) +
+                                             " backend runs on the host (its halos are host memory: use mpi-host or auto)");
+  if (asked == HaloTransportKind::nccl) {
+    if (!nccl_available())
+      throw Error(ExitCode::invalid_value, key + ": this build has no NCCL (built with HEATWAVE_NCCL=OFF or NCCL not "
+                                                 "found; heatwave info lists it): use auto or an mpi transport");
+    return HaloTransportKind::nccl;
+  }
+  if (asked == HaloTransportKind::mpi_cuda_aware) {
+    if (!cuda_aware_mpi())
+      throw Error(ExitCode::invalid_value, key + ": this MPI is not CUDA-aware (MPIX_Query_cuda_support): use auto, nccl "
+                                                 "or mpi-host");
+    return HaloTransportKind::mpi_cuda_aware;
+  }
+  if (!gpu_backend) return HaloTransportKind::mpi_host;
+  if (nccl_available() && ranks > 1 && gpu_per_rank) return HaloTransportKind::nccl;
+  return cuda_aware_mpi() ? HaloTransportKind::mpi_cuda_aware : HaloTransportKind::mpi_host;
+}
+
+}  // namespace
+
+template <int D, class Real>
+ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, const LocalDomain<D>& domain, MPI_Comm comm) {
+  int ranks = 1;
+  check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
+  const std::optional<BackendKind>& asked = run.backend;
+  if (asked == BackendKind::host) {
+    return {make_host_backend<D, Real>(p, domain), "requested in the config", choose_transport(p, run, BackendKind::host, false, ranks)};
+  }
+#ifdef HEATWAVE_HAVE_CUDA
+  const auto gpus = cuda::devices();
+  if (asked || !gpus.empty()) {
+    const BackendKind kind = asked.value_or(BackendKind::cuda);
+    if (gpus.empty())
+      throw Error(ExitCode::cuda_error, p.source + ": 'backend' = '" + to_string(kind) + "' but no CUDA device is visible");
+    const auto [local_rank, local_ranks] = node_local_rank(comm);
+    // All ranks agree whether each has a GPU of its own (NCCL needs it): nodes may differ.
+    int shared = local_ranks > static_cast<int>(gpus.size()) ? 1 : 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    const HaloTransportKind transport = choose_transport(p, run, kind, shared == 0, ranks);
+    const cuda::DeviceInfo device = cuda::select_device(local_rank);
+    std::string reason = (asked ? "requested: " : "auto: ") + device.name + " (device " + std::to_string(device.index) +
+                         ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
+    if (kind == BackendKind::cuda_cluster) {
+      std::string why;
+      if (auto cluster = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster, why))
+        return {std::move(cluster), reason + "; " + why, transport};
+      spdlog::warn("backend cuda-cluster: {}", why);
+      reason += "; falling back to the cuda backend: " + why;
+    }
+    return {cuda::make_cuda_backend<D, Real>(p, domain), reason, transport};
+  }
+  return {make_host_backend<D, Real>(p, domain), "auto: no CUDA device visible", choose_transport(p, run, BackendKind::host, false, ranks)};
+#else
+  if (!asked) {
+    return {make_host_backend<D, Real>(p, domain), "auto: this build has no CUDA backend",
+            choose_transport(p, run, BackendKind::host, false, ranks)};
+  }
+  throw Error(ExitCode::invalid_value, p.source + ": 'backend' = '" + to_string(*asked) +
+                                           "' is not available in this build (heatwave info lists the backends)");
+#endif
+}
+
+template ChosenBackend<2, float> make_backend(const Problem&, const RunSettings&, const LocalDomain<2>&, MPI_Comm);
+template ChosenBackend<2, double> make_backend(const Problem&, const RunSettings&, const LocalDomain<2>&, MPI_Comm);
+template ChosenBackend<3, float> make_backend(const Problem&, const RunSettings&, const LocalDomain<3>&, MPI_Comm);
+template ChosenBackend<3, double> make_backend(const Problem&, const RunSettings&, const LocalDomain<3>&, MPI_Comm);
+
+std::vector<BackendKind> built_backends() {
+#ifdef HEATWAVE_HAVE_CUDA
+  return {BackendKind::host, BackendKind::cuda, BackendKind::cuda_cluster};
+#else
+  return {BackendKind::host};
+#endif
+}
+
+std::vector<HaloTransportKind> built_transports() {
+  std::vector<HaloTransportKind> out{HaloTransportKind::mpi_host};
+  if (cuda_aware_mpi()) out.push_back(HaloTransportKind::mpi_cuda_aware);
+  if (nccl_available()) out.push_back(HaloTransportKind::nccl);
+  return out;
+}
+
+}  // namespace heatwave

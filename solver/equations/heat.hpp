@@ -1,0 +1,48 @@
+#pragma once
+// The heat equation, u_t = alpha lap u, forward Euler in time (FTCS).
+#include <array>
+#include <cmath>
+
+#include "solver/equations/equation.hpp"
+
+namespace heatwave {
+
+struct Heat {
+  static constexpr const char* name = "heat";
+  static constexpr const char* summary = "u_t = alpha lap u (forward Euler)";
+  static constexpr int levels = 1;
+  static constexpr std::array<const char*, levels> level_names{"u"};
+  static constexpr std::array<CoefficientSpec, 1> coefficients{{{"alpha", 1.0, false, "the diffusivity"}}};
+  static constexpr Conserved conserved = Conserved::mean;
+  static constexpr bool has_energy = false;
+
+  // Von Neumann, highest grid mode: alpha*dt*sum(1/h^2) <= 1/2 (radius 1) or 3/8 (radius 2).
+  static double stability_number(const Coefficients& k, double dt, double inverse_h2) {
+    return k.get("alpha") * dt * inverse_h2;
+  }
+  static double stability_limit(int radius) { return radius == 1 ? 0.5 : 0.375; }
+  static const char* stability_rule(int radius) {
+    return radius == 1 ? "alpha*dt*sum(1/h^2) <= 1/2" : "alpha*dt*sum(1/h^2) <= 3/8";
+  }
+
+  //   u' = u + alpha*dt * lap(u)   (u_prev unused: one level)
+  template <class Real>
+  struct Update {
+    Real alpha_dt;
+    static Update make(const Coefficients& k, double dt) { return {static_cast<Real>(k.get("alpha") * dt)}; }
+    HW_HD Real step(Real u, Real /*u_prev*/, Real lap) const { return u + alpha_dt * lap; }
+    HW_HD Real start(Real u, Real u_prev, Real lap) const { return step(u, u_prev, lap); }
+  };
+
+  // A mode with discrete eigenvalue S is multiplied by g = 1 + alpha*dt*S a step;
+  // the continuous one (eigenvalue lambda) by exp(alpha*lambda*t).
+  static double mode_factor(const Coefficients& k, double dt, double S, long n) {
+    return std::pow(1 + k.get("alpha") * dt * S, static_cast<double>(n));
+  }
+  static double continuous_factor(const Coefficients& k, double lambda, double t) {
+    return std::exp(k.get("alpha") * lambda * t);
+  }
+  static double energy_c2(const Coefficients&) { return 0; }
+};
+
+}  // namespace heatwave

@@ -1,0 +1,56 @@
+#pragma once
+// The wave equation, u_tt = c^2 lap u: leapfrog in time, first step by Taylor
+// expansion from u0 and v0.
+#include <array>
+#include <cmath>
+
+#include "solver/equations/equation.hpp"
+
+namespace heatwave {
+
+struct Wave {
+  static constexpr const char* name = "wave";
+  static constexpr const char* summary = "u_tt = c^2 lap u (leapfrog, Taylor start)";
+  static constexpr int levels = 2;
+  static constexpr std::array<const char*, levels> level_names{"u", "u_previous"};
+  static constexpr std::array<CoefficientSpec, 1> coefficients{{{"c", 1.0, false, "the wave speed"}}};
+  static constexpr Conserved conserved = Conserved::energy;
+  static constexpr bool has_energy = true;
+
+  // Von Neumann: c*dt*sqrt(sum(1/h^2)) <= 1 (radius 1) or sqrt(3)/2 (radius 2).
+  static double stability_number(const Coefficients& k, double dt, double inverse_h2) {
+    return k.get("c") * dt * std::sqrt(inverse_h2);
+  }
+  static double stability_limit(int radius) { return radius == 1 ? 1.0 : std::sqrt(3.0) / 2.0; }
+  static const char* stability_rule(int radius) {
+    return radius == 1 ? "c*dt*sqrt(sum(1/h^2)) <= 1" : "c*dt*sqrt(sum(1/h^2)) <= sqrt(3)/2";
+  }
+
+  //   u' = 2u - u_prev + (c*dt)^2 * lap(u)
+  //   first step: u' = u + dt*v0 + (c*dt)^2/2 * lap(u)   (v0 sits where u_prev will)
+  template <class Real>
+  struct Update {
+    Real c2dt2, half_c2dt2, dt;
+    static Update make(const Coefficients& k, double dt) {
+      const double c = k.get("c");
+      return {static_cast<Real>(c * c * dt * dt), static_cast<Real>(0.5 * c * c * dt * dt), static_cast<Real>(dt)};
+    }
+    HW_HD Real step(Real u, Real u_prev, Real lap) const { return Real(2) * u - u_prev + c2dt2 * lap; }
+    HW_HD Real start(Real u, Real v0, Real lap) const { return u + dt * v0 + half_c2dt2 * lap; }
+  };
+
+  // With v0 = 0 a mode of eigenvalue S goes as cos(n*theta), cos(theta) =
+  // 1 + (c*dt)^2*S/2 (the Taylor start gives cos(theta) exactly); the
+  // continuous one as cos(c*sqrt(-lambda)*t).
+  static double mode_factor(const Coefficients& k, double dt, double S, long n) {
+    const double c = k.get("c");
+    return std::cos(static_cast<double>(n) * std::acos(1 + c * c * dt * dt * S / 2));
+  }
+  static double continuous_factor(const Coefficients& k, double lambda, double t) {
+    return std::cos(k.get("c") * std::sqrt(-lambda) * t);
+  }
+  // E = 1/2 ||(u^n - u^{n-1})/dt||^2 - c^2/2 <u^{n-1}, L u^n>: the weight of the second term.
+  static double energy_c2(const Coefficients& k) { return k.get("c") * k.get("c"); }
+};
+
+}  // namespace heatwave

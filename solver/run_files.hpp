@@ -1,0 +1,53 @@
+#pragma once
+// The files a run writes and reads back: checkpoints (the last `keep` kept,
+// restart from the newest or a named one) and field outputs with their XDMF
+// series for ParaView. Collective over the decomposition's ranks; the HDF5
+// mechanics are io/hdf5's, names and attributes field_io's.
+#include <string>
+#include <vector>
+
+#include "io/config.hpp"
+#include "solver/backend.hpp"
+#include "solver/decomposition.hpp"
+
+namespace heatwave {
+
+template <int D, class Real>
+class RunFiles {
+ public:
+  RunFiles(const Config& config, const Problem& problem, const Decomposition& decomposition, const LocalDomain<D>& domain,
+           Backend<D, Real>& backend)
+      : config_(config), problem_(problem), decomposition_(decomposition), domain_(domain), backend_(backend) {}
+
+  // A checkpoint of the current state in checkpoint.dir, the last `keep` kept. Returns its path.
+  std::string write_checkpoint();
+  // Restores the fields and the step from a checkpoint path, or from the
+  // newest in checkpoint.dir for "latest". Returns the path used.
+  std::string restart(const std::string& checkpoint);
+  // A field output of the current state in output.dir, and the XDMF series.
+  void write_output();
+
+  // Wall seconds spent in these files so far (the io phase).
+  double seconds() const { return seconds_; }
+
+ private:
+  // The levels a checkpoint holds, by dataset name: the equation's (u, and u_previous).
+  std::vector<std::pair<std::string, Level>> checkpoint_levels() const;
+  void write_levels(const std::string& path, const std::string& kind, const std::vector<std::pair<std::string, Level>>& levels);
+
+  const Config& config_;
+  const Problem& problem_;
+  const Decomposition& decomposition_;
+  const LocalDomain<D>& domain_;
+  Backend<D, Real>& backend_;
+  std::vector<long> output_steps_;  // the steps in the XDMF series
+  double seconds_ = 0;
+};
+
+// initial: or velocity: of type file, read into the backend after initialize()
+// (collective). Returns the wall seconds it took.
+template <int D, class Real>
+double load_initial_files(const Problem& problem, const Decomposition& decomposition, const LocalDomain<D>& domain,
+                          Backend<D, Real>& backend);
+
+}  // namespace heatwave
