@@ -86,7 +86,8 @@ class Solver {
   }
 
  private:
-  bool wave() const { return problem_.equation == Equation::wave; }
+  // Second order in time (wave, damped wave): u^{n-1} is a level of its own.
+  bool wave() const { return problem_.equation != Equation::heat; }
 
   // lap(u) at storage point (x, y, z): the 1D second differences summed over
   // the active axes, radius 1 (order 2) or radius 2 (order 4).
@@ -138,15 +139,30 @@ class Solver {
 
   // Wave, leapfrog: u' = 2u - u_prev + (c*dt)^2 lap(u); the first step is the
   // Taylor expansion u' = u + dt*v0 + (c*dt)^2/2 lap(u), with v0 in u_prev.
+  // Damped wave: the damping term gamma*u_t taken centred in time,
+  //   (u' - 2u + u_prev)/dt^2 + gamma (u' - u_prev)/(2 dt) = c^2 lap(u),
+  // solved for u'; the Taylor start uses u_tt(0) = c^2 lap(u0) - gamma v0.
   void wave_step() {
     const Laplacian lap = laplacian(u_);
     const Field u = u_, prev = u_prev_, next = u_next_;
     const double c_dt = problem_.coefficients.get("c") * problem_.dt;
     const Real c2dt2 = static_cast<Real>(c_dt * c_dt), half_c2dt2 = static_cast<Real>(0.5 * c_dt * c_dt);
     const Real dt = static_cast<Real>(problem_.dt);
-    if (step_ == 0)
+    const bool damped = problem_.equation == Equation::damped_wave;
+    const double gamma = damped ? problem_.coefficients.get("gamma") : 0.0;
+    const Real half_gamma_dt = static_cast<Real>(0.5 * gamma * problem_.dt);
+    const Real half_gamma_dt2 = static_cast<Real>(0.5 * gamma * problem_.dt * problem_.dt);
+    if (step_ == 0 && damped)
+      Kokkos::parallel_for("reference damped wave start", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+        next(x, y, z) = u(x, y, z) + dt * prev(x, y, z) + half_c2dt2 * lap(x, y, z) - half_gamma_dt2 * prev(x, y, z);
+      });
+    else if (step_ == 0)
       Kokkos::parallel_for("reference wave start", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
         next(x, y, z) = u(x, y, z) + dt * prev(x, y, z) + half_c2dt2 * lap(x, y, z);
+      });
+    else if (damped)
+      Kokkos::parallel_for("reference damped wave step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+        next(x, y, z) = (2 * u(x, y, z) - prev(x, y, z) + c2dt2 * lap(x, y, z) + half_gamma_dt * prev(x, y, z)) / (1 + half_gamma_dt);
       });
     else
       Kokkos::parallel_for("reference wave step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {

@@ -12,13 +12,14 @@
 #include <tuple>
 
 #include "solver/dispatch.hpp"
+#include "solver/equations/damped_wave.hpp"
 #include "solver/equations/heat.hpp"
 #include "solver/equations/wave.hpp"
 
 namespace heatwave {
 
-enum class Equation { heat, wave };
-using EquationTypes = std::tuple<Heat, Wave>;
+enum class Equation { heat, wave, damped_wave };
+using EquationTypes = std::tuple<Heat, Wave, DampedWave>;
 
 inline constexpr std::size_t equation_count = std::tuple_size_v<EquationTypes>;
 

@@ -86,6 +86,16 @@ TEST(GpuBitwise, Wave3D) {
   }
 }
 
+// The damped wave: the same kernels, its own update (gamma 1.5).
+TEST(GpuBitwise, DampedWave) {
+  for (int r : {1, 2}) {
+    check_bitwise<2, double>("damped_wave", r, "[37, 29]", 30);
+    check_bitwise<2, float>("damped_wave", r, "[300, 257]", 25);
+    check_bitwise<3, float>("damped_wave", r, "[19, 13, 11]", 20);
+    check_bitwise<3, double>("damped_wave", r, "[70, 37, 130]", 12);
+  }
+}
+
 // Initial conditions computed on the device: random and constant bitwise;
 // sine/cosine/gaussian within rounding (CUDA's sin/cos/exp are not glibc's).
 template <int D, class Real>

@@ -118,6 +118,21 @@ TEST(GpuCluster, Wave2D) {
     }
 }
 
+// The damped wave: the wave's kernels with its own update, streaming and
+// resident in 2D, x-y clusters and deep pipelines in 3D.
+TEST(GpuCluster, DampedWave) {
+  for (int r : {1, 2}) {
+    for (const char* plan : {static_cast<const char*>(nullptr), "1,2,32,8,0,3,1", "1,4,16,4,0,1,1", "resident,24,12,2"}) {
+      check_cluster<double>("damped_wave", r, "[37, 29]", 7, 3, plan);
+      check_cluster<float>("damped_wave", r, "[300, 257]", 5, 2, plan);
+    }
+    for (const char* plan : {static_cast<const char*>(nullptr), "1,1,8,8,8,3,1", "2,2,8,8,8,3,1"}) {
+      check_cluster<float, 3>("damped_wave", r, "[19, 13, 11]", 7, 2, plan);
+      check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan);
+    }
+  }
+}
+
 // Resident plans (resident,tile_x,tile_y,threads_y): the whole domain on
 // chip for a chunk of steps in one cooperative launch, edges through global
 // memory each step; tiles of several sizes, the last ones partial.

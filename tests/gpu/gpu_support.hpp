@@ -19,8 +19,8 @@ inline Problem gpu_case(const char* eq, int dims, const char* precision, int rad
   const char* lengths = dims == 2 ? "[1.0, 0.8]" : "[1.0, 0.8, 1.2]";
   const std::string yaml = fmt::format(
       "equation: {}\nprecision: {}\ngrid: {{points: {}, length: {}}}\nstencil: {{radius: {}}}\n"
-      "time: {{dt: auto, steps: 1}}\nboundary: {}\ninitial: {}\n",
-      eq, precision, grid, lengths, radius, boundary, initial);
+      "time: {{dt: auto, steps: 1}}\nboundary: {}\ninitial: {}\n{}",
+      eq, precision, grid, lengths, radius, boundary, initial, std::string(eq) == "damped_wave" ? "gamma: 1.5\n" : "");
   return Problem::from(load_config_text(yaml, "<gpu test>"));
 }
 

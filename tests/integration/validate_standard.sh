@@ -13,17 +13,17 @@ grep -v "info: case" "$work/out.txt"
 import json, os, sys
 d = sys.argv[1]
 r = json.load(open(os.path.join(d, "report.json")))
-assert r["passed"] and r["summary"] == {"pass": 146, "fail": 0, "skip": 0}, r["summary"]
+assert r["passed"] and r["summary"] == {"pass": 274, "fail": 0, "skip": 0}, r["summary"]
 checks = {row["check"] for row in r["rows"]}
 assert checks == {"exact", "convergence", "reference", "conservation"}, checks
-# Every equation x dims x precision x radius x boundary has an exact row.
+# Every equation (heat, wave, damped wave) x dims x precision x radius x boundary has an exact row.
 exact = {row["case"] for row in r["rows"] if row["check"] == "exact"}
-assert len(exact) == 48, len(exact)
+assert len(exact) == 72, len(exact)
 orders = [row["measured"] for row in r["rows"] if row["check"] == "convergence"]
 assert len(orders) == 10 and all(1.9 < o < 2.1 or 3.9 < o < 4.1 for o in orders), orders
 md = open(os.path.join(d, "report.md")).read()
 passed_lines = sum(1 for line in md.splitlines() if line.startswith("| ") and "| PASS" in line)
-assert passed_lines == 146, passed_lines
+assert passed_lines == 274, passed_lines
 try:
     import matplotlib  # noqa: F401
     assert len(r["plots"]["files"]) == 5 and all(os.path.getsize(f) > 1000 for f in r["plots"]["files"]), r["plots"]

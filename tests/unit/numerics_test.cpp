@@ -22,7 +22,7 @@ std::string mode_case(const char* equation, int dims, const char* precision, int
   return std::string("equation: ") + equation + "\nprecision: " + precision + "\ngrid: {points: " + points +
          ", length: " + length + "}\nstencil: {radius: " + std::to_string(radius) + "}\n" +
          "time: {dt: auto, safety: 0.3, steps: " + std::to_string(steps) + "}\nboundary: " + boundary + "\ninitial: {type: " + ic +
-         ", modes: " + modes + ", amplitude: 1.5}\nbackend: host\n";
+         ", modes: " + modes + ", amplitude: 1.5}\nbackend: host\n" + (std::string(equation) == "damped_wave" ? "gamma: 1.5\n" : "");
 }
 
 // max |u - exact| / max |exact| after `steps` steps, exact = factor * u0.
@@ -56,18 +56,27 @@ const ModeCase mode_cases[] = {
     {"heat", 2, "neumann", "cosine"}, {"heat", 1, "periodic", "sine"},   {"heat", 2, "periodic", "sine"},
     {"wave", 1, "dirichlet", "sine"}, {"wave", 2, "dirichlet", "sine"},  {"wave", 1, "neumann", "cosine"},
     {"wave", 2, "neumann", "cosine"}, {"wave", 1, "periodic", "cosine"}, {"wave", 2, "periodic", "sine"},
+    // The damped wave: r^n (cos(n theta) + B sin(n theta)), DampedWave::mode_factor.
+    {"damped_wave", 1, "dirichlet", "sine"}, {"damped_wave", 2, "neumann", "cosine"}, {"damped_wave", 1, "periodic", "sine"},
+    {"damped_wave", 2, "periodic", "cosine"},
 };
 
 template <int D, class Real>
 void check_modes(double tolerance, long steps) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   for (const auto& c : mode_cases) {
-    // Heat modes decay: fewer steps keep the amplitude measurable.
-    const long n = std::string(c.equation) == "heat" ? steps / 2 : steps;
+    // Heat and damped modes decay: fewer steps keep the amplitude measurable.
+    long n = std::string(c.equation) == "wave" ? steps : steps / 2;
+    // An oscillating mode near a zero at the last step would measure rounding
+    // against nothing: end where it is at least a quarter of its start.
+    while (std::abs(analytic::discrete_factor(test::problem_from(mode_case(c.equation, D, precision, c.radius, c.boundary, c.ic, n)), n)) < 0.25) --n;
     const Config config = test::config_from(mode_case(c.equation, D, precision, c.radius, c.boundary, c.ic, n));
     ASSERT_EQ(analytic::mode_problem(Problem::from(config)), "");
     const double err = mode_error<D, Real>(config, n);
-    EXPECT_LE(err, tolerance) << c.equation << " " << D << "D " << precision << " radius " << c.radius << " "
+    // float32: the damped wave's weights 2/(1+d) and (1-d)/(1+d) round where
+    // the wave's 2 and 1 do not (configs/validation/standard.yaml, damped-float32).
+    const bool rounded_weights = std::is_same_v<Real, float> && std::string(c.equation) == "damped_wave";
+    EXPECT_LE(err, rounded_weights ? 1e-4 : tolerance) << c.equation << " " << D << "D " << precision << " radius " << c.radius << " "
                               << c.boundary << " " << c.ic;
     ::testing::Test::RecordProperty(std::string(c.equation) + "_r" + std::to_string(c.radius) + "_" + c.boundary, fmt::format("{:.3e}", err));
   }
@@ -180,6 +189,43 @@ TEST(UnitConservation, WaveEnergyIsConservedOver1000Steps) {
       FieldSummary start3;
       const FieldSummary end3 = run_and_diagnose<3>(random_case("wave", 3, bc, r, 1000), &start3);
       EXPECT_LE(std::abs(end3.energy - start3.energy) / start3.energy, 1e-11) << bc << " 3D radius " << r;
+    }
+}
+
+// The damped wave's discrete energy falls every step by exactly the work of
+// the damping, gamma*dt*||(u^{n+1} - u^{n-1})/(2 dt)||^2 (the leapfrog's
+// energy identity, trapezoid weights), to rounding; with gamma = 0 it would
+// not change at all (the wave test above).
+TEST(UnitConservation, DampedWaveEnergyFallsByTheDampingWork) {
+  const double gamma = 2.0;
+  for (const char* bc : {"periodic", "neumann", "dirichlet"})
+    for (int r : {1, 2}) {
+      Simulation<2, double> sim(test::config_from(random_case("damped_wave", 2, bc, r, 30) + "gamma: 2.0\n" +
+                                                  "velocity: {type: random, seed: 8, amplitude: 0.5}\n"));
+      const Problem& p = sim.problem();
+      sim.advance(1);  // the energy is defined from step 1
+      FieldSummary before = sim.diagnose();
+      const double start = before.energy;
+      for (int n = 1; n < 20; ++n) {
+        const std::vector<double> u_prev = sim.gather(Level::previous);  // u^{n-1}
+        sim.advance(1);
+        const FieldSummary after = sim.diagnose();
+        const std::vector<double> u_next = sim.gather(Level::current);  // u^{n+1}
+        double work = 0;
+        for (std::size_t i = 0; i < u_next.size(); ++i) {
+          const long x = static_cast<long>(i) % p.points[0], y = static_cast<long>(i) / p.points[0];
+          double w = 1;
+          for (const auto& [a, g] : {std::pair{0, x}, std::pair{1, y}})
+            if (!p.periodic[a] && (g == 0 || g == p.points[a] - 1)) w *= 0.5;
+          const double rate = (u_next[i] - u_prev[i]) / (2 * p.dt);
+          work += w * rate * rate;
+        }
+        work *= p.spacing[0] * p.spacing[1] * gamma * p.dt;
+        EXPECT_GT(work, 0);
+        EXPECT_NEAR(after.energy - before.energy, -work, 1e-12 * start) << bc << " radius " << r << " step " << n + 1;
+        before = after;
+      }
+      EXPECT_LT(before.energy, 0.9 * start) << "the damping must take energy out";
     }
 }
 

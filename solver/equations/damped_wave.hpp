@@ -1,0 +1,63 @@
+#pragma once
+// The damped wave equation, u_tt + gamma u_t = c^2 lap u: leapfrog with the
+// damping term centred in time, first step by Taylor expansion from u0 and v0.
+// gamma = 0 is the wave equation; the absorbing layers of a boundary grow
+// gamma towards the face.
+#include <array>
+#include <cmath>
+#include <complex>
+
+#include "solver/equations/wave.hpp"
+
+namespace heatwave {
+
+// A wave with damping: it keeps the wave's levels, energy and stability limit
+// (damping only shrinks every mode's amplification) and has its own update.
+struct DampedWave : Wave {
+  static constexpr const char* name = "damped_wave";
+  static constexpr const char* summary = "u_tt + gamma u_t = c^2 lap u (leapfrog, damping centred)";
+  static constexpr std::array<CoefficientSpec, 2> coefficients{
+      {{"c", 1.0, false, "the wave speed"}, {"gamma", 0.0, true, "the damping rate"}}};
+  // The wave's energy, which decreases by gamma*dt ||(u^{n+1} - u^{n-1})/(2 dt)||^2 a step.
+  static constexpr Conserved conserved = Conserved::decaying_energy;
+
+  // (u' - 2u + u_prev)/dt^2 + gamma (u' - u_prev)/(2 dt) = c^2 lap(u), so with
+  // d = gamma*dt/2:   u' = (2u - (1 - d) u_prev + (c*dt)^2 lap(u)) / (1 + d)
+  // first step:       u' = u + (dt - gamma*dt^2/2) v0 + (c*dt)^2/2 lap(u)
+  template <class Real>
+  struct Update {
+    Real two_u, prev, lap_weight;  // 2/(1+d), (1-d)/(1+d), (c*dt)^2/(1+d)
+    Real start_v0, half_c2dt2;     // dt - gamma*dt^2/2, (c*dt)^2/2
+    static Update make(const Coefficients& k, double dt) {
+      const double c = k.get("c"), d = 0.5 * k.get("gamma") * dt;
+      return {static_cast<Real>(2 / (1 + d)), static_cast<Real>((1 - d) / (1 + d)), static_cast<Real>(c * c * dt * dt / (1 + d)),
+              static_cast<Real>(dt - d * dt), static_cast<Real>(0.5 * c * c * dt * dt)};
+    }
+    HW_HD Real step(Real u, Real u_prev, Real lap) const { return two_u * u - prev * u_prev + lap_weight * lap; }
+    HW_HD Real start(Real u, Real v0, Real lap) const { return u + start_v0 * v0 + half_c2dt2 * lap; }
+  };
+
+  // A mode of eigenvalue S obeys u^{n+1} = (a + e S) u^n - b u^{n-1} (a, b, e
+  // as in Update): u^n = r^n (cos(n theta) + B sin(n theta)) with r = sqrt(b),
+  // cos(theta) = (a + e S)/(2r), and B from the Taylor start (v0 = 0):
+  // u^1 = 1 + (c*dt)^2 S/2. In complex arithmetic this holds overdamped too.
+  static double mode_factor(const Coefficients& k, double dt, double S, long n) {
+    using complex = std::complex<double>;
+    const double c = k.get("c"), d = 0.5 * k.get("gamma") * dt;
+    const double a = 2 / (1 + d), b = (1 - d) / (1 + d), e = c * c * dt * dt / (1 + d);
+    const complex r = std::sqrt(complex(b)), theta = std::acos((a + e * S) / (2.0 * r));
+    const complex B = ((1 + c * c * dt * dt * S / 2) / r - std::cos(theta)) / std::sin(theta);
+    const double m = static_cast<double>(n);
+    return (std::pow(r, m) * (std::cos(m * theta) + B * std::sin(m * theta))).real();
+  }
+  // Continuous, with w^2 = -c^2 lambda - gamma^2/4 (w imaginary when
+  // overdamped): exp(-gamma t/2) (cos(w t) + gamma/(2w) sin(w t)).
+  static double continuous_factor(const Coefficients& k, double lambda, double t) {
+    using complex = std::complex<double>;
+    const double c = k.get("c"), gamma = k.get("gamma");
+    const complex w = std::sqrt(complex(-c * c * lambda - gamma * gamma / 4));
+    return (std::exp(-gamma * t / 2) * (std::cos(w * t) + gamma / (2.0 * w) * std::sin(w * t))).real();
+  }
+};
+
+}  // namespace heatwave
