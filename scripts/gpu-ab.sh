@@ -5,8 +5,9 @@
 #   golden  tests/golden/golden.py with cuda and cuda-cluster (after)
 #   tests   ctest -L gpu (after)
 #   bench   heatwave bench SUITE with both builds, before / after / after /
-#           before, on one plan cache (the same plans: a pure code A/B);
-#           bench-before-N.json, bench-after-N.json and ab.md under OUT_DIR
+#           before (HEATWAVE_AB_ORDER), on one plan cache (the same plans: a
+#           pure code A/B); bench-before-N.json, bench-after-N.json and the
+#           A/B table (in summary.txt) under OUT_DIR
 #   scripts/gpu-ab.sh OUT_DIR [SUITE]
 # h5py for the golden hashes may travel as a wheel in .whl (device README).
 set -uo pipefail
@@ -26,18 +27,18 @@ status=0
 
 jobs=16; [[ $steps == *bench* ]] && jobs=8  # two builds side by side share the cores
 build() {  # build SOURCE_DIR BUILD_DIR TESTS(ON|OFF)
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_TESTS=$3 >"$out/configure-$(basename "$2").log" 2>&1 &&
-    cmake --build "$2" -j $jobs >"$out/build-$(basename "$2").log" 2>&1
+  { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_TESTS=$3 && cmake --build "$2" -j $jobs; } \
+    >"$out/build-$4.log" 2>&1
 }
 log "build after$([[ $steps == *bench* ]] && echo " and before, side by side")"
-tests=OFF; [[ $steps == *tests* || $steps == *golden* ]] && tests=ON
-build . build-gpu $tests & after=$!
+tests=OFF; [[ $steps == *tests* ]] && tests=ON
+build . build-gpu $tests after & after=$!
 if [[ $steps == *bench* ]]; then
   rm -rf /tmp/before && mkdir -p /tmp/before && tar -xf .carry/before.tar -C /tmp/before
-  build /tmp/before /tmp/before/build OFF & before=$!
-  wait $before || { tail -30 "$out/build-build.log"; log "BEFORE BUILD FAILED"; status=1; }
+  build /tmp/before /tmp/before/build OFF before & before=$!
+  wait $before || { tail -30 "$out/build-before.log"; log "BEFORE BUILD FAILED"; status=1; }
 fi
-wait $after || { tail -30 "$out/build-build-gpu.log"; log "AFTER BUILD FAILED"; exit 1; }
+wait $after || { tail -30 "$out/build-after.log"; log "AFTER BUILD FAILED"; exit 1; }
 build-gpu/heatwave info | tee "$out/info.txt" | grep -E "^heatwave|devices|\[0\]"
 
 if [[ $steps == *golden* ]]; then
@@ -52,15 +53,16 @@ if [[ $steps == *tests* ]]; then
   grep -E "tests passed|tests failed|\[  (PASSED|FAILED) |Failed|\*\*\*" "$out/ctest-gpu.log" | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *bench* ]]; then
-  export HEATWAVE_CACHE_DIR=$out/plan-cache
+  export HEATWAVE_CACHE_DIR=/tmp/heatwave-ab-plans  # one cache: both builds run the same plans
   round=0
-  for which in before after after before; do
+  for which in ${HEATWAVE_AB_ORDER:-before after after before}; do
     round=$((round + 1))
     binary=build-gpu/heatwave; [[ $which == before ]] && binary=/tmp/before/build/heatwave
     log "bench $round: $which"
-    $binary bench "$suite" --json "$out/bench-$which-$round.json" >"$out/bench-$which-$round.log" 2>&1 || status=1
+    $binary bench "$suite" --json "$out/bench-$which-$round.json" >"/tmp/bench-$which-$round.log" 2>&1 || status=1
+    grep -E "roofline:" "/tmp/bench-$which-$round.log" | sed 's/^.*info: //' | tee -a "$out/summary.txt"
   done
-  python3 - "$out" <<'PY' | tee "$out/ab.md"
+  python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
 import json, glob, os, sys, statistics
 out = sys.argv[1]
 def rows(which):

@@ -26,8 +26,14 @@ struct ClusterAxis {
   FaceRule face[2];
   int out_lo = 0, out_hi = 0;    // points a launch writes back (reach into an exchanged halo by ahead*r)
 
-  // Whether point c is a Dirichlet face point of this rank (every level holds g there).
-  __host__ __device__ bool fixed(int side, int c) const { return ghosts[side] && face[side].fixed_point(c); }
+  // The face's boundary point, and whether point c is a Dirichlet face point of
+  // this rank (every level holds g there): FaceRule::fixed_point on the axis'
+  // int extent (the kernels index in 32 bits; FaceRule's long compares cost
+  // 4% in 2D on the H100).
+  __host__ __device__ int face_point(int side) const { return side == 0 ? 0 : n - 1; }
+  __host__ __device__ bool fixed(int side, int c) const {
+    return ghosts[side] && face[side].type == BoundaryType::dirichlet && c == face_point(side);
+  }
 };
 
 template <int D>

@@ -36,7 +36,7 @@ namespace {
 // Whether points [x, x + count) hold a Dirichlet face point of the axis.
 __device__ __forceinline__ bool face_in_pack(const ClusterAxis& a, int x, int count) {
   for (int side = 0; side < 2; ++side) {
-    const int f = a.face[side].boundary_point();
+    const int f = a.face_point(side);
     if (f >= x && f < x + count && a.fixed(side, f)) return true;
   }
   return false;
@@ -94,7 +94,7 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
   wait_loads();
   __syncthreads();
   for (int side = 0; side < 2; ++side) {
-    const int fx = ax.face[side].boundary_point(), fy = ay.face[side].boundary_point();
+    const int fx = ax.face_point(side), fy = ay.face_point(side);
     if (ax.fixed(side, fx) && fx >= lx0 && fx < lx1)
       for (int y = ly0 + tid; y < ly1; y += nthreads) u_next[s.at(fx, y)] = static_cast<Real>(ax.face[side].value);
     if (ay.fixed(side, fy) && fy >= ly0 && fy < ly1)
