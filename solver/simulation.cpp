@@ -9,6 +9,7 @@
 #include "io/errors.hpp"
 #include "io/log.hpp"
 #include "solver/diagnostics.hpp"
+#include "solver/run_report.hpp"
 
 namespace heatwave {
 
@@ -23,22 +24,6 @@ int halo_depth(const Problem& p, const RunSettings& run) {
 // step updates, which reach into neighbour halos only with deep halos: one
 // step per exchange sends u alone, half the messages.
 int exchanged_levels(const Problem& p, int halo) { return p.levels() == 2 && halo > p.radius ? 2 : 1; }
-
-void check_finite(const Problem& p, const FieldSummary& f, long last_good) {
-  if (f.non_finite > 0)
-    throw Error(ExitCode::non_finite,
-                p.source + ": " + std::to_string(f.non_finite) + " non-finite values (NaN/Inf) in u at step " + std::to_string(f.step) +
-                    " (t = " + std::to_string(f.time) + "): the solution blew up or the input holds NaN; the last finite state was at step " +
-                    std::to_string(last_good));
-}
-
-void log_diagnostics(const FieldSummary& f) {
-  if (f.has_energy)
-    spdlog::info("step {:>8} t={:<11.5g} min {:+.6e} max {:+.6e} mean {:+.6e} L2 {:.6e} energy {:.9e}", f.step, f.time, f.min,
-                 f.max, f.mean, f.l2, f.energy);
-  else
-    spdlog::info("step {:>8} t={:<11.5g} min {:+.6e} max {:+.6e} mean {:+.6e} L2 {:.6e}", f.step, f.time, f.min, f.max, f.mean, f.l2);
-}
 
 }  // namespace
 
@@ -133,7 +118,9 @@ template <int D, class Real>
 RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   const RunSettings& settings = config_.run;
   const long total_steps = problem_.steps;
-  RunMetrics m = start_metrics();
+  RunMetrics m = start_report(problem_, {backend().name(), chosen_.reason, decomposition_.size(), omp_get_max_threads(),
+                                         domain_.layout.halo, decomposition_.dims(), to_string(halo_.transport()), halo_.path(),
+                                         overlapped()});
   if (!control.restart.empty()) {
     const std::string path = restart(control.restart);
     spdlog::info("restarted from {} at step {} (t = {:.6g})", path, step(), step() * problem_.dt);
@@ -196,60 +183,10 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   log_diagnostics(m.final);
   check_finite(problem_, m.final, last.step);
   if (m.final.has_energy && !first_energy.has_energy) first_energy = m.final;
-  finish_metrics(m, first_energy);
-  return m;
-}
-
-template <int D, class Real>
-RunMetrics Simulation<D, Real>::start_metrics() const {
-  RunMetrics m;
-  m.backend = chosen_.backend->name();
-  m.backend_reason = chosen_.reason;
-  m.ranks = decomposition_.size();
-  m.threads = omp_get_max_threads();
-  for (int a = 0; a < D; ++a) m.decomposition[a] = decomposition_.dims()[a];
-  m.steps = problem_.steps;
-  m.dt = problem_.dt;
-  m.simulated_time = problem_.steps * problem_.dt;
-  m.bytes_per_update = problem_.bytes_per_update();
-  m.halo_transport = to_string(halo_.transport());
-  m.halo_path = halo_.path();
-  m.overlap = overlapped();
-  spdlog::info("backend {} ({}), {} rank(s) as {}, {} thread(s) per rank, halo depth {}", m.backend, m.backend_reason, m.ranks,
-               fmt::join(std::vector<int>(m.decomposition.begin(), m.decomposition.begin() + D), " x "), m.threads,
-               domain_.layout.halo);
-  if (decomposition_.size() > 1)
-    spdlog::info("halo exchange through {}, {}", m.halo_path,
-                 m.overlap ? "overlapped with the interior of the first step of each chunk" : "then compute (parallel.overlap: false)");
-  spdlog::info("dt = {:.6g} ({:.3g} of the stability limit: {}), {} steps to t = {:.6g}", problem_.dt,
-               problem_.stability_number() / problem_.stability_limit(), problem_.stability_rule(), problem_.steps, m.simulated_time);
-  return m;
-}
-
-template <int D, class Real>
-void Simulation<D, Real>::finish_metrics(RunMetrics& m, const FieldSummary& first_energy) const {
-  // Phase times: the slowest rank's, and the mean (their gap is load imbalance).
   const HaloTimes& halo = halo_.times();
-  double local[6] = {phases_.compute, halo.pack, halo.communicate, halo.unpack, phases_.diagnostics, phases_.io + files_.seconds()};
-  double worst[6], total[6];
-  check_mpi(MPI_Allreduce(local, worst, 6, MPI_DOUBLE, MPI_MAX, decomposition_.comm()), "MPI_Allreduce");
-  check_mpi(MPI_Allreduce(local, total, 6, MPI_DOUBLE, MPI_SUM, decomposition_.comm()), "MPI_Allreduce");
-  const double ranks = decomposition_.size();
-  m.phases = {worst[0], worst[1], worst[2], worst[3], worst[4], worst[5]};
-  m.phases_mean = {total[0] / ranks, total[1] / ranks, total[2] / ranks, total[3] / ranks, total[4] / ranks, total[5] / ranks};
-  const double cells = static_cast<double>(problem_.global_points());
-  m.cell_updates = cells * static_cast<double>(step() - m.first_step);
-  m.cells_per_second = m.wall_seconds > 0 ? m.cell_updates / m.wall_seconds : 0;
-  spdlog::info("done: {} steps of {:.4g} cells in {} ({:.4g} Gcells/s)", step() - m.first_step, cells, format_duration(m.wall_seconds),
-               m.cells_per_second / 1e9);
-  spdlog::info("phases (slowest rank): compute {}, pack {}, communicate {}, unpack {}, diagnostics {}, io {}",
-               format_duration(m.phases.compute), format_duration(m.phases.pack), format_duration(m.phases.communicate),
-               format_duration(m.phases.unpack), format_duration(m.phases.diagnostics), format_duration(m.phases.io));
-  // Conservation, as a mini-app should end (miniWeather's habit).
-  spdlog::info("conservation: mean {:+.6e} -> {:+.6e} (change {:+.3e})", m.initial.mean, m.final.mean, m.final.mean - m.initial.mean);
-  if (first_energy.has_energy)
-    spdlog::info("conservation: energy {:.12e} (step {}) -> {:.12e} (relative change {:+.3e})", first_energy.energy, first_energy.step,
-                 m.final.energy, (m.final.energy - first_energy.energy) / std::max(std::abs(first_energy.energy), 1e-300));
+  const PhaseTimes local{phases_.compute, halo.pack, halo.communicate, halo.unpack, phases_.diagnostics, phases_.io + files_.seconds()};
+  finish_report(m, problem_, local, step(), first_energy, decomposition_.comm());
+  return m;
 }
 
 template class Simulation<2, float>;

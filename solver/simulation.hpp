@@ -1,7 +1,7 @@
 #pragma once
 // The time loop: exchange halos, advance k steps, diagnose, checkpoint and
-// write outputs when due, report. The backend comes from the registry, the
-// files from RunFiles, the reductions from diagnostics.
+// write outputs when due. The backend comes from the registry, the files from
+// RunFiles, the reductions from diagnostics, the log lines from run_report.
 #include <mpi.h>
 
 #include <csignal>
@@ -65,10 +65,6 @@ class Simulation {
   // level and the boundary strips (computed after the wait) are the only work
   // that waits for the network.
   void advance_overlapped(int k);
-  // The run's description in the log and the metrics it starts with.
-  RunMetrics start_metrics() const;
-  // Phase times over ranks, rates and the conservation lines, at the end.
-  void finish_metrics(RunMetrics& m, const FieldSummary& first_energy) const;
 
   Config config_;
   Problem problem_;
