@@ -29,10 +29,7 @@ InitialCondition parse_initial(const Section& s, const Config& cfg) {
   const int dims = cfg.dims;
   InitialCondition ic;
   for (int a = 0; a < max_dims; ++a) ic.center[a] = 0.5 * cfg.length[a];
-  ic.type = s.choice<InitialType>("type", InitialType::sine,
-                                  {{"sine", InitialType::sine}, {"cosine", InitialType::cosine},
-                                   {"gaussian", InitialType::gaussian}, {"constant", InitialType::constant},
-                                   {"random", InitialType::random}, {"file", InitialType::file}});
+  ic.type = s.named("type", InitialType::sine, initial_names);
   ic.amplitude = s.get<double>("amplitude", 1.0);
   if (s.has("modes")) {
     auto modes = s.list<int>("modes");
@@ -69,17 +66,11 @@ BoundaryFace parse_face(const Section& parent, const std::string& key) {
   BoundaryFace f;
   if (n.IsScalar()) {  // shorthand: "x_low: periodic"
     Section wrapper(YAML::Load("{type: " + n.Scalar() + "}"), parent.qualified(key), parent.file(), {"type"});
-    f.type = wrapper.choice<BoundaryType>("type", BoundaryType::dirichlet,
-                                          {{"dirichlet", BoundaryType::dirichlet},
-                                           {"neumann", BoundaryType::neumann},
-                                           {"periodic", BoundaryType::periodic}});
+    f.type = wrapper.named("type", BoundaryType::dirichlet, boundary_names);
     return f;
   }
   Section s = parent.section(key, {"type", "value"});
-  f.type = s.choice<BoundaryType>("type", BoundaryType::dirichlet,
-                                  {{"dirichlet", BoundaryType::dirichlet},
-                                   {"neumann", BoundaryType::neumann},
-                                   {"periodic", BoundaryType::periodic}});
+  f.type = s.named("type", BoundaryType::dirichlet, boundary_names);
   f.value = s.get<double>("value", 0.0);
   if (f.type == BoundaryType::periodic && s.has("value")) s.invalid("value", "has no meaning on a periodic face");
   return f;
@@ -102,8 +93,7 @@ Config parse(const YAML::Node& root, const std::string& file) {
   for (std::size_t e = 0; e < equation_count; ++e) equations.emplace_back(info(static_cast<Equation>(e)).name, static_cast<Equation>(e));
   cfg.equation = top.choice<Equation>("equation", Equation::heat, equations);
   const EquationInfo equation = info(cfg.equation);
-  cfg.precision = top.choice<Precision>("precision", Precision::float64,
-                                        {{"float32", Precision::float32}, {"float64", Precision::float64}});
+  cfg.precision = top.named("precision", Precision::float64, precision_names);
 
   // Grid
   Section grid = top.section("grid", {"points", "length"});

@@ -117,7 +117,14 @@ class Section {
          "= '" + v + "' is not one of: " + join(names));
   }
 
-  // "auto" (empty) or one of the kinds of a name table (solver/run_settings.hpp).
+  // One of the kinds of a name table (solver/numerics.hpp, solver/run_settings.hpp).
+  template <class Kind, std::size_t N>
+  Kind named(const std::string& key, Kind fallback, const std::array<std::pair<Kind, const char*>, N>& names) const {
+    std::vector<std::pair<std::string, Kind>> choices;
+    for (const auto& [kind, name] : names) choices.emplace_back(name, kind);
+    return choice<Kind>(key, fallback, choices);
+  }
+  // "auto" (empty) or one of the kinds of a name table.
   template <class Kind, std::size_t N>
   std::optional<Kind> auto_or(const std::string& key, std::optional<Kind> fallback,
                               const std::array<std::pair<Kind, const char*>, N>& names) const {

@@ -3,8 +3,12 @@
 // YAML, solver/ derives the problem from it, the backends compute with it.
 // Plain enums and structs, no behaviour beyond their names.
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace heatwave {
 
@@ -15,26 +19,38 @@ enum class Precision { float32, float64 };
 enum class BoundaryType { dirichlet, neumann, periodic };
 enum class InitialType { sine, cosine, gaussian, constant, random, file };
 
-inline const char* to_string(Precision p) { return p == Precision::float32 ? "float32" : "float64"; }
-inline const char* to_string(BoundaryType b) {
-  switch (b) {
-    case BoundaryType::dirichlet: return "dirichlet";
-    case BoundaryType::neumann: return "neumann";
-    case BoundaryType::periodic: return "periodic";
-  }
+// The name of a kind in a name table, and the kind of a name (none when unknown).
+template <class Kind, std::size_t N>
+constexpr const char* name_of(const std::array<std::pair<Kind, const char*>, N>& names, Kind kind) {
+  for (const auto& [k, name] : names)
+    if (k == kind) return name;
   return "?";
 }
-inline const char* to_string(InitialType t) {
-  switch (t) {
-    case InitialType::sine: return "sine";
-    case InitialType::cosine: return "cosine";
-    case InitialType::gaussian: return "gaussian";
-    case InitialType::constant: return "constant";
-    case InitialType::random: return "random";
-    case InitialType::file: return "file";
-  }
-  return "?";
+template <class Kind, std::size_t N>
+std::optional<Kind> kind_named(const std::array<std::pair<Kind, const char*>, N>& names, std::string_view name) {
+  for (const auto& [k, n] : names)
+    if (name == n) return k;
+  return std::nullopt;
 }
+
+// The config's names of each choice: one table each, which the config
+// reader, the messages and to_string all use. A new boundary type is an enum
+// value, a name here and its rule in FaceRule (solver/domain.hpp).
+inline constexpr std::array<std::pair<Precision, const char*>, 2> precision_names{
+    {{Precision::float32, "float32"}, {Precision::float64, "float64"}}};
+inline constexpr std::array<std::pair<BoundaryType, const char*>, 3> boundary_names{
+    {{BoundaryType::dirichlet, "dirichlet"}, {BoundaryType::neumann, "neumann"}, {BoundaryType::periodic, "periodic"}}};
+inline constexpr std::array<std::pair<InitialType, const char*>, 6> initial_names{
+    {{InitialType::sine, "sine"},
+     {InitialType::cosine, "cosine"},
+     {InitialType::gaussian, "gaussian"},
+     {InitialType::constant, "constant"},
+     {InitialType::random, "random"},
+     {InitialType::file, "file"}}};
+
+inline const char* to_string(Precision p) { return name_of(precision_names, p); }
+inline const char* to_string(BoundaryType b) { return name_of(boundary_names, b); }
+inline const char* to_string(InitialType t) { return name_of(initial_names, t); }
 
 // One face of the domain. For dirichlet `value` is u on the face; for neumann
 // it is the outward normal derivative du/dn on the face.

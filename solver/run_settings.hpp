@@ -25,19 +25,6 @@ inline constexpr std::array<std::pair<HaloTransportKind, const char*>, 3> transp
      {HaloTransportKind::mpi_cuda_aware, "mpi-cuda-aware"},
      {HaloTransportKind::nccl, "nccl"}}};
 
-// The name of a kind, and the kind of a name ("auto" and unknown names: none).
-template <class Kind, std::size_t N>
-const char* name_of(const std::array<std::pair<Kind, const char*>, N>& names, Kind kind) {
-  for (const auto& [k, name] : names)
-    if (k == kind) return name;
-  return "?";
-}
-template <class Kind, std::size_t N>
-std::optional<Kind> kind_named(const std::array<std::pair<Kind, const char*>, N>& names, std::string_view name) {
-  for (const auto& [k, n] : names)
-    if (name == n) return k;
-  return std::nullopt;
-}
 // The choices a config or command line offers: "auto" and every name.
 template <class Kind, std::size_t N>
 std::vector<std::string> choices_with_auto(const std::array<std::pair<Kind, const char*>, N>& names) {
