@@ -1,8 +1,8 @@
 // heatwave: the command line. Parses arguments (CLI11), runs a command, and
 // turns every heatwave::Error into its message and its exit code.
-#include <CLI/CLI.hpp>
 #include <mpi.h>
 #include <omp.h>
+#include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -101,13 +101,18 @@ int command_info() {
   std::printf("  kokkos:  %s\n", build::kokkos);
   std::string backends, transports;
   for (BackendKind kind : built_backends()) backends += std::string(backends.empty() ? "" : ", ") + to_string(kind);
-  for (HaloTransportKind kind : built_transports()) transports += std::string(transports.empty() ? "" : ", ") + to_string(kind);
-  std::printf("backends: %s (auto: cuda where a GPU is visible, else host; cuda-cluster: temporal blocking over "
-              "thread-block clusters, autotuned against cuda)\n", backends.c_str());
-  std::printf("halo transports: %s (auto: nccl with a GPU per rank, else CUDA-aware MPI, else mpi-host)\n", transports.c_str());
+  for (HaloTransportKind kind : built_transports())
+    transports += std::string(transports.empty() ? "" : ", ") + to_string(kind);
+  std::printf(
+      "backends: %s (auto: cuda where a GPU is visible, else host; cuda-cluster: temporal blocking over "
+      "thread-block clusters, autotuned against cuda)\n",
+      backends.c_str());
+  std::printf("halo transports: %s (auto: nccl with a GPU per rank, else CUDA-aware MPI, else mpi-host)\n",
+              transports.c_str());
   std::string equations;
   for (std::size_t e = 0; e < equation_count; ++e)
-    equations += std::string(equations.empty() ? "" : ", ") + info(static_cast<Equation>(e)).name + ": " + info(static_cast<Equation>(e)).summary;
+    equations += std::string(equations.empty() ? "" : ", ") + info(static_cast<Equation>(e)).name + ": " +
+                 info(static_cast<Equation>(e)).summary;
   std::printf("equations: %s\n", equations.c_str());
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
@@ -155,14 +160,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(choices_with_auto(backend_names)));
   run_cmd->add_option("--threads", run.threads, "host OpenMP threads (0: default)")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--metrics", run.metrics, "metrics JSON path");
-  run_cmd->add_option("--restart", run.restart, "continue from a checkpoint: 'latest' (newest in checkpoint.dir) or a file");
+  run_cmd->add_option("--restart", run.restart,
+                      "continue from a checkpoint: 'latest' (newest in checkpoint.dir) or a file");
   validation::Options validate;
-  auto* validate_cmd = app.add_subcommand("validate", "run a validation suite: exact solutions, convergence orders, "
-                                                      "the Kokkos reference, conservation; a pass/fail report");
-  validate_cmd->add_option("suite", validate.suite_path, "suite YAML file (configs/validation/standard.yaml)")->required();
+  auto* validate_cmd = app.add_subcommand("validate",
+                                          "run a validation suite: exact solutions, convergence orders, "
+                                          "the Kokkos reference, conservation; a pass/fail report");
+  validate_cmd->add_option("suite", validate.suite_path, "suite YAML file (configs/validation/standard.yaml)")
+      ->required();
   validate_cmd->add_option("--output-dir", validate.output_dir, "report directory (default: the suite's 'output')");
   validate_cmd->add_option("--json", validate.json_path, "report JSON path (default: <output-dir>/report.json)");
-  validate_cmd->add_option("--markdown", validate.markdown_path, "report Markdown path (default: <output-dir>/report.md)");
+  validate_cmd->add_option("--markdown", validate.markdown_path,
+                           "report Markdown path (default: <output-dir>/report.md)");
   validate_cmd->add_option("--backend", validate.backend, "run every case on this backend")
       ->check(CLI::IsMember(choices_with_auto(backend_names)));
   validate_cmd->add_flag("!--no-plots", validate.plots, "skip the convergence plots (Python + matplotlib)");
@@ -187,11 +196,16 @@ int main(int argc, char** argv) {
       return code;
     }
     init_logging(rank, size, spdlog::level::from_str(log_level));
-    if (*run_cmd) code = command_run(run);
-    else if (*validate_cmd) code = static_cast<int>(validation::run_suite(validate));
-    else if (*info_cmd) code = command_info();
-    else if (*bench_cmd) code = bench::run(bench_options);
-    else if (*inspect_cmd) code = command_inspect(inspect_path);
+    if (*run_cmd)
+      code = command_run(run);
+    else if (*validate_cmd)
+      code = static_cast<int>(validation::run_suite(validate));
+    else if (*info_cmd)
+      code = command_info();
+    else if (*bench_cmd)
+      code = bench::run(bench_options);
+    else if (*inspect_cmd)
+      code = command_inspect(inspect_path);
   } catch (const Error& e) {
     abort_job = !raised_on_every_rank(e.code());
     if (rank == 0 || abort_job) spdlog::error("{}", e.what());

@@ -5,11 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <optional>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -62,7 +62,8 @@ Suite load_suite(const std::string& text, const std::string& source) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw Error(ExitCode::yaml_syntax, source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+    throw Error(ExitCode::yaml_syntax,
+                source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
   }
   yaml::Section top(root, "", source, {"repeats", "warmup_steps", "steps", "copy_bytes", "cases"});
   Suite s;
@@ -90,7 +91,8 @@ Suite load_suite(const std::string& text, const std::string& source) {
       bool integers = grids[g].IsSequence();
       for (std::size_t a = 0; integers && a < points.size(); ++a)
         integers = grids[g][a].IsScalar() && YAML::convert<long>::decode(grids[g][a], points[a]);
-      if (!integers) c.invalid("grid", "entry " + std::to_string(g) + " is not a list of integers", ExitCode::wrong_type);
+      if (!integers)
+        c.invalid("grid", "entry " + std::to_string(g) + " is not a list of integers", ExitCode::wrong_type);
       grid_list.push_back(points);
     }
     // cuda-cluster launch plans ("cx,cy,tile_x,tile_y,tile_z,k,threads_y"; auto:
@@ -177,7 +179,8 @@ Row time_case(const Config& c, const Suite& s) {
 }
 
 Row time_any(const Config& c, const Suite& s) {
-  return with_dims_and_precision(c.dims, c.precision == Precision::float32, [&]<int D, class Real>() { return time_case<D, Real>(c, s); });
+  return with_dims_and_precision(c.dims, c.precision == Precision::float32,
+                                 [&]<int D, class Real>() { return time_case<D, Real>(c, s); });
 }
 
 }  // namespace
@@ -231,7 +234,8 @@ int run(const Options& o) {
     rows.push_back(row);
   }
 
-  std::printf("\n| backend | equation | dims | precision | radius | grid | Gcells/s | GB/s | %% roofline | spread | plan |\n");
+  std::printf(
+      "\n| backend | equation | dims | precision | radius | grid | Gcells/s | GB/s | %% roofline | spread | plan |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const Row& r : rows) {
     const Config& c = r.config;

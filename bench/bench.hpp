@@ -7,7 +7,7 @@
 namespace heatwave::bench {
 
 struct Options {
-  std::string suite;          // YAML suite (empty: bench/standard.yaml embedded defaults)
+  std::string suite;  // YAML suite (empty: bench/standard.yaml embedded defaults)
   std::string json = "heatwave-bench.json";
 };
 

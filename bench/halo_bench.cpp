@@ -29,7 +29,9 @@ namespace heatwave {
 namespace {
 
 // Exchanges per size: enough bytes for a steady time, never fewer than 20.
-int repeats(std::size_t bytes) { return static_cast<int>(std::clamp<std::size_t>((std::size_t(1) << 31) / bytes, 20, 2000)); }
+int repeats(std::size_t bytes) {
+  return static_cast<int>(std::clamp<std::size_t>((std::size_t(1) << 31) / bytes, 20, 2000));
+}
 
 // Seconds per call of `exchange`, the slower rank's (MPI_MAX), after warm-ups.
 double time_exchange(MPI_Comm comm, int n, const std::function<void()>& exchange) {
@@ -93,11 +95,13 @@ int run(int argc, char** argv) {
         HW_CUDA(cudaStreamSynchronize(stream));
       });
       rows.push_back({{"bytes", bytes}, {"seconds", t}, {"GBps", bytes / t / 1e9}});
-      if (rank == 0) std::printf("%-15s %10zu B  %9.2f us  %8.2f GB/s\n", to_string(kind), bytes, t * 1e6, bytes / t / 1e9);
+      if (rank == 0)
+        std::printf("%-15s %10zu B  %9.2f us  %8.2f GB/s\n", to_string(kind), bytes, t * 1e6, bytes / t / 1e9);
     }
     out["transports"][to_string(kind)] = rows;
   };
-  for (HaloTransportKind kind : {HaloTransportKind::nccl, HaloTransportKind::mpi_host, HaloTransportKind::mpi_cuda_aware}) {
+  for (HaloTransportKind kind :
+       {HaloTransportKind::nccl, HaloTransportKind::mpi_host, HaloTransportKind::mpi_cuda_aware}) {
     if (kind == HaloTransportKind::nccl && !nccl_available()) continue;
     if (kind == HaloTransportKind::mpi_cuda_aware && !cuda_aware_mpi()) continue;
     measure(kind);

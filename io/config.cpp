@@ -22,7 +22,8 @@ namespace {
 
 using yaml::Section;
 
-const std::vector<std::string> initial_keys{"type", "amplitude", "modes", "center", "width", "value", "seed", "path", "dataset"};
+const std::vector<std::string> initial_keys{"type",  "amplitude", "modes", "center", "width",
+                                            "value", "seed",      "path",  "dataset"};
 
 // An initial field (u0, or v0 for the wave). Gaussian centres default to the domain centre.
 InitialCondition parse_initial(const Section& s, const Config& cfg) {
@@ -42,7 +43,8 @@ InitialCondition parse_initial(const Section& s, const Config& cfg) {
   }
   if (s.has("center")) {
     auto c = s.list<double>("center");
-    if (static_cast<int>(c.size()) != dims) s.invalid("center", "needs one coordinate per axis (" + std::to_string(dims) + ")");
+    if (static_cast<int>(c.size()) != dims)
+      s.invalid("center", "needs one coordinate per axis (" + std::to_string(dims) + ")");
     std::copy(c.begin(), c.end(), ic.center.begin());
   }
   ic.width = s.get<double>("width", ic.width);
@@ -81,16 +83,17 @@ Config parse(const YAML::Node& root, const std::string& file) {
   cfg.source = file;
   if (!root.IsDefined() || root.IsNull()) throw Error(ExitCode::invalid_value, file + ": the config is empty");
   // Every equation's coefficient keys are known keys; the chosen equation's are read below.
-  std::vector<std::string> keys{"equation", "precision", "grid", "stencil", "time", "boundary", "initial", "velocity",
-                                "backend", "threads", "parallel", "cluster", "diagnostics", "progress", "metrics",
-                                "checkpoint", "output"};
+  std::vector<std::string> keys{"equation",    "precision", "grid",    "stencil",    "time",     "boundary",
+                                "initial",     "velocity",  "backend", "threads",    "parallel", "cluster",
+                                "diagnostics", "progress",  "metrics", "checkpoint", "output"};
   for (std::size_t e = 0; e < equation_count; ++e)
     for (const CoefficientSpec& k : info(static_cast<Equation>(e)).coefficients)
       if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
   Section top(root, "", file, keys);
 
   std::vector<std::pair<std::string, Equation>> equations;
-  for (std::size_t e = 0; e < equation_count; ++e) equations.emplace_back(info(static_cast<Equation>(e)).name, static_cast<Equation>(e));
+  for (std::size_t e = 0; e < equation_count; ++e)
+    equations.emplace_back(info(static_cast<Equation>(e)).name, static_cast<Equation>(e));
   cfg.equation = top.choice<Equation>("equation", Equation::heat, equations);
   const EquationInfo equation = info(cfg.equation);
   cfg.precision = top.named("precision", Precision::float64, precision_names);
@@ -102,13 +105,15 @@ Config parse(const YAML::Node& root, const std::string& file) {
   cfg.dims = static_cast<int>(points.size());
   for (int a = 0; a < cfg.dims; ++a) {
     if (points[a] <= 0)
-      grid.invalid("points", "has " + std::to_string(points[a]) + " points on axis " + axis_names[a] + "; sizes must be > 0");
+      grid.invalid("points",
+                   "has " + std::to_string(points[a]) + " points on axis " + axis_names[a] + "; sizes must be > 0");
     cfg.points[a] = points[a];
   }
   if (grid.has("length")) {
     if (grid.raw("length").IsSequence()) {
       auto len = grid.list<double>("length");
-      if (static_cast<int>(len.size()) != cfg.dims) grid.invalid("length", "needs one length per axis (" + std::to_string(cfg.dims) + ")");
+      if (static_cast<int>(len.size()) != cfg.dims)
+        grid.invalid("length", "needs one length per axis (" + std::to_string(cfg.dims) + ")");
       std::copy(len.begin(), len.end(), cfg.length.begin());
     } else {
       cfg.length.fill(grid.get<double>("length", 1.0));
@@ -133,9 +138,10 @@ Config parse(const YAML::Node& root, const std::string& file) {
       for (const CoefficientSpec& k : other.coefficients)
         if (key == k.key) {
           std::string takes;
-          for (const CoefficientSpec& mine : equation.coefficients) takes += std::string(takes.empty() ? "'" : ", '") + mine.key + "'";
-          top.invalid(key, std::string("is ") + k.meaning + " of the " + other.name + " equation; the " + equation.name +
-                               " equation takes " + takes);
+          for (const CoefficientSpec& mine : equation.coefficients)
+            takes += std::string(takes.empty() ? "'" : ", '") + mine.key + "'";
+          top.invalid(key, std::string("is ") + k.meaning + " of the " + other.name + " equation; the " +
+                               equation.name + " equation takes " + takes);
         }
     }
   }
@@ -200,9 +206,10 @@ Config parse(const YAML::Node& root, const std::string& file) {
   // Stencil fit: a radius-r stencil needs 2r+1 points on an axis.
   for (int a = 0; a < cfg.dims; ++a)
     if (cfg.points[a] < 2 * cfg.radius + 1)
-      grid.invalid("points", "has " + std::to_string(cfg.points[a]) + " points on axis " + axis_names[a] +
-                                 ", too few for stencil radius " + std::to_string(cfg.radius) + " (needs at least " +
-                                 std::to_string(2 * cfg.radius + 1) + ")",
+      grid.invalid("points",
+                   "has " + std::to_string(cfg.points[a]) + " points on axis " + axis_names[a] +
+                       ", too few for stencil radius " + std::to_string(cfg.radius) + " (needs at least " +
+                       std::to_string(2 * cfg.radius + 1) + ")",
                    ExitCode::grid_too_small);
 
   // Initial conditions: u0, and v0 for the wave (zero when absent).
@@ -210,8 +217,8 @@ Config parse(const YAML::Node& root, const std::string& file) {
   cfg.initial = parse_initial(top.section("initial", initial_keys), cfg);
   if (top.has("velocity")) {
     if (equation.levels != 2)
-      top.invalid("velocity", std::string("is the initial velocity of an equation second order in time; ") + equation.name +
-                                  " has none");
+      top.invalid("velocity", std::string("is the initial velocity of an equation second order in time; ") +
+                                  equation.name + " has none");
     cfg.velocity = parse_initial(top.section("velocity", initial_keys), cfg);
   }
 
@@ -230,7 +237,8 @@ Config parse(const YAML::Node& root, const std::string& file) {
     if (parallel.exchange_every < 1) par.invalid("exchange_every", "must be >= 1");
     if (par.has("decomposition")) {
       auto d = par.list<int>("decomposition");
-      if (static_cast<int>(d.size()) != cfg.dims) par.invalid("decomposition", "needs one rank count per axis (" + std::to_string(cfg.dims) + ")");
+      if (static_cast<int>(d.size()) != cfg.dims)
+        par.invalid("decomposition", "needs one rank count per axis (" + std::to_string(cfg.dims) + ")");
       for (int a = 0; a < cfg.dims; ++a) {
         if (d[a] < 0) par.invalid("decomposition", "rank counts must be >= 0 (0: let MPI choose)");
         parallel.decomposition[a] = d[a];
@@ -244,21 +252,25 @@ Config parse(const YAML::Node& root, const std::string& file) {
     c.cache = cl.get<std::string>("cache", c.cache);
     if (cl.has("mode")) {
       c.mode = cl.choice<std::string>("mode", "streaming", {{"streaming", "streaming"}, {"resident", "resident"}});
-      if (c.mode == "resident" && cfg.dims != 2) cl.invalid("mode", "resident mode is 2D only (3D domains stream along z)");
+      if (c.mode == "resident" && cfg.dims != 2)
+        cl.invalid("mode", "resident mode is 2D only (3D domains stream along z)");
     }
     if (cl.has("shape")) {
       const auto v = cl.list<int>("shape");
       if (v.size() != 2) cl.invalid("shape", "needs 2 numbers: blocks per cluster along x and y");
-      if (v[0] < 1 || v[1] < 1 || v[0] * v[1] > 16) cl.invalid("shape", "blocks per cluster must be >= 1 along each axis, at most 16 in all");
+      if (v[0] < 1 || v[1] < 1 || v[0] * v[1] > 16)
+        cl.invalid("shape", "blocks per cluster must be >= 1 along each axis, at most 16 in all");
       if (cfg.dims == 2 && v[0] != 1) cl.invalid("shape", "2D clusters stack blocks along y only: use [1, n]");
       if (cfg.dims == 3 && v[0] * v[1] > 8) cl.invalid("shape", "3D clusters are at most 8 blocks over x-y");
       c.shape = {v[0], v[1]};
     }
     if (cl.has("tile")) {
       const auto v = cl.list<int>("tile");
-      if (static_cast<int>(v.size()) != cfg.dims) cl.invalid("tile", "needs one size per axis (" + std::to_string(cfg.dims) + ")");
+      if (static_cast<int>(v.size()) != cfg.dims)
+        cl.invalid("tile", "needs one size per axis (" + std::to_string(cfg.dims) + ")");
       for (int a = 0; a < cfg.dims; ++a) {
-        if (v[a] < 2 * cfg.radius) cl.invalid("tile", "sizes must be >= 2 * stencil radius (" + std::to_string(2 * cfg.radius) + ")");
+        if (v[a] < 2 * cfg.radius)
+          cl.invalid("tile", "sizes must be >= 2 * stencil radius (" + std::to_string(2 * cfg.radius) + ")");
         c.tile[a] = v[a];
       }
     }
@@ -306,7 +318,8 @@ Config parse(const YAML::Node& root, const std::string& file) {
       for (std::size_t i = 0; i < run.output.fields.size(); ++i) {
         const std::string& f = run.output.fields[i];
         if (std::find(known.begin(), known.end(), f) == known.end())
-          out.invalid("fields", "names '" + f + "', not a field of the " + equation.name + " equation (fields: " + names + ")");
+          out.invalid("fields",
+                      "names '" + f + "', not a field of the " + equation.name + " equation (fields: " + names + ")");
         if (std::find(run.output.fields.begin(), run.output.fields.begin() + i, f) != run.output.fields.begin() + i)
           out.invalid("fields", "names '" + f + "' twice");
       }
@@ -332,7 +345,8 @@ Config load_config_text(const std::string& text, const std::string& source) {
 
 Config load_config_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error(ExitCode::file_not_found, path + ": cannot open the config file (does it exist, is it readable?)");
+  if (!in)
+    throw Error(ExitCode::file_not_found, path + ": cannot open the config file (does it exist, is it readable?)");
   std::stringstream ss;
   ss << in.rdbuf();
   return load_config_text(ss.str(), path);
@@ -370,7 +384,9 @@ std::string to_yaml(const Config& c) {
         e << YAML::Key << "center" << YAML::Value << YAML::Flow << num_axes(ic.center);
         e << YAML::Key << "width" << YAML::Value << Num{ic.width};
         break;
-      case InitialType::constant: e << YAML::Key << "value" << YAML::Value << Num{ic.value}; break;
+      case InitialType::constant:
+        e << YAML::Key << "value" << YAML::Value << Num{ic.value};
+        break;
       case InitialType::random:
         e << YAML::Key << "amplitude" << YAML::Value << Num{ic.amplitude};
         e << YAML::Key << "seed" << YAML::Value << ic.seed;
@@ -383,7 +399,7 @@ std::string to_yaml(const Config& c) {
     e << YAML::EndMap;
   };
   YAML::Emitter e;
-    e << YAML::BeginMap;
+  e << YAML::BeginMap;
   e << YAML::Key << "equation" << YAML::Value << to_string(c.equation);
   e << YAML::Key << "precision" << YAML::Value << to_string(c.precision);
   e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
@@ -431,8 +447,12 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "autotune" << YAML::Value << cluster.autotune;
   e << YAML::Key << "cache" << YAML::Value << cluster.cache;
   // Plan overrides only where given (0 means tuned, which is no valid value to read back).
-  if (cluster.shape[0]) e << YAML::Key << "shape" << YAML::Value << YAML::Flow << std::vector<int>(cluster.shape.begin(), cluster.shape.end());
-  if (cluster.tile[0]) e << YAML::Key << "tile" << YAML::Value << YAML::Flow << std::vector<int>(cluster.tile.begin(), cluster.tile.begin() + c.dims);
+  if (cluster.shape[0])
+    e << YAML::Key << "shape" << YAML::Value << YAML::Flow
+      << std::vector<int>(cluster.shape.begin(), cluster.shape.end());
+  if (cluster.tile[0])
+    e << YAML::Key << "tile" << YAML::Value << YAML::Flow
+      << std::vector<int>(cluster.tile.begin(), cluster.tile.begin() + c.dims);
   if (cluster.k) e << YAML::Key << "k" << YAML::Value << cluster.k;
   if (cluster.threads_y) e << YAML::Key << "threads_y" << YAML::Value << cluster.threads_y;
   if (!cluster.mode.empty()) e << YAML::Key << "mode" << YAML::Value << cluster.mode;
@@ -441,8 +461,8 @@ std::string to_yaml(const Config& c) {
     << run.diagnostics_every << YAML::EndMap;
   e << YAML::Key << "progress" << YAML::Value << YAML::BeginMap << YAML::Key << "seconds" << YAML::Value
     << run.progress_seconds << YAML::EndMap;
-  e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap << YAML::Key << "file" << YAML::Value
-    << run.metrics_file << YAML::EndMap;
+  e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap << YAML::Key << "file" << YAML::Value << run.metrics_file
+    << YAML::EndMap;
   e << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "every" << YAML::Value << run.checkpoint.every;
   e << YAML::Key << "every_seconds" << YAML::Value << Num{run.checkpoint.every_seconds};

@@ -39,7 +39,8 @@ std::string error_stack() {
       H5E_DEFAULT, H5E_WALK_DOWNWARD,
       [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
         auto& out = *static_cast<std::string*>(data);
-        if (e->desc && *e->desc && out.find(e->desc) == std::string::npos) out += (out.empty() ? "" : "; ") + std::string(e->desc);
+        if (e->desc && *e->desc && out.find(e->desc) == std::string::npos)
+          out += (out.empty() ? "" : "; ") + std::string(e->desc);
         return 0;
       },
       &text);
@@ -336,7 +337,8 @@ std::vector<std::string> Reader::dataset_names() const {
                      [](hid_t group, const char* name, const H5L_info_t*, void* data) -> herr_t {
                        const hid_t object = H5Oopen(group, name, H5P_DEFAULT);
                        if (object < 0) return -1;  // fails H5Literate, which is checked
-                       if (H5Iget_type(object) == H5I_DATASET) static_cast<std::vector<std::string>*>(data)->push_back(name);
+                       if (H5Iget_type(object) == H5I_DATASET)
+                         static_cast<std::vector<std::string>*>(data)->push_back(name);
                        return H5Oclose(object);
                      },
                      &names),
@@ -352,7 +354,8 @@ std::vector<std::uint64_t> Reader::shape(const std::string& dataset) const {
   const Context at = reading(path_).on(dataset);
   Id data(at(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
   Id space(at(H5Dget_space(data), "H5Dget_space"), H5Sclose);
-  std::vector<hsize_t> dims(static_cast<std::size_t>(at(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims")));
+  std::vector<hsize_t> dims(
+      static_cast<std::size_t>(at(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims")));
   at(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "H5Sget_simple_extent_dims");
   return {dims.begin(), dims.end()};
 }
@@ -361,8 +364,9 @@ template <class Real>
 void Reader::read(const std::string& dataset, const Block& block, Real* out) const {
   const Context at = reading(path_).on(dataset);
   if (shape(dataset) != block.global)
-    throw Error(ExitCode::invalid_value, path_ + ", '" + dataset + "': shape " + fmt::format("{}", fmt::join(shape(dataset), " x ")) +
-                                             ", expected " + fmt::format("{}", fmt::join(block.global, " x ")));
+    throw Error(ExitCode::invalid_value, path_ + ", '" + dataset + "': shape " +
+                                             fmt::format("{}", fmt::join(shape(dataset), " x ")) + ", expected " +
+                                             fmt::format("{}", fmt::join(block.global, " x ")));
   Id data(at(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
   Id file_space = select_block(data, block, at);
   Id memory = memory_space(block, at);
@@ -418,8 +422,8 @@ std::string Reader::describe() const {
       unsigned flags = 0;
       std::size_t count = 0;
       char filter_name[64] = {};
-      at(static_cast<int>(H5Pget_filter2(properties, static_cast<unsigned>(f), &flags, &count, nullptr, sizeof filter_name,
-                                         filter_name, nullptr)),
+      at(static_cast<int>(H5Pget_filter2(properties, static_cast<unsigned>(f), &flags, &count, nullptr,
+                                         sizeof filter_name, filter_name, nullptr)),
          "H5Pget_filter2");
       os << ", " << filter_name;
     }

@@ -15,15 +15,20 @@ namespace heatwave {
 
 namespace {
 nlohmann::json summary_json(const FieldSummary& s) {
-  nlohmann::json j = {{"step", s.step}, {"time", s.time}, {"min", s.min}, {"max", s.max},
-                      {"mean", s.mean}, {"l2", s.l2},     {"non_finite", s.non_finite}};
+  nlohmann::json j = {{"step", s.step},
+                      {"time", s.time},
+                      {"min", s.min},
+                      {"max", s.max},
+                      {"mean", s.mean},
+                      {"l2", s.l2},
+                      {"non_finite", s.non_finite}};
   if (s.has_energy) j["energy"] = s.energy;
   return j;
 }
 
 nlohmann::json phases_json(const PhaseTimes& p) {
-  return {{"compute", p.compute}, {"pack", p.pack}, {"communicate", p.communicate},
-          {"unpack", p.unpack},   {"diagnostics", p.diagnostics}, {"io", p.io}};
+  return {{"compute", p.compute},         {"pack", p.pack}, {"communicate", p.communicate}, {"unpack", p.unpack},
+          {"diagnostics", p.diagnostics}, {"io", p.io}};
 }
 }  // namespace
 

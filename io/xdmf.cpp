@@ -22,17 +22,21 @@ void write_xdmf(const std::string& path, const XdmfGrid& grid, const std::vector
     for (const XdmfStep& s : steps) {
       out << fmt::format("      <Grid Name=\"{}\" GridType=\"Uniform\">\n", s.file)
           << fmt::format("        <Time Value=\"{}\"/>\n", s.time)
-          << fmt::format("        <Topology TopologyType=\"{}DCoRectMesh\" Dimensions=\"{}\"/>\n", three_d ? 3 : 2, dims)
+          << fmt::format("        <Topology TopologyType=\"{}DCoRectMesh\" Dimensions=\"{}\"/>\n", three_d ? 3 : 2,
+                         dims)
           << fmt::format("        <Geometry GeometryType=\"{}\">\n", three_d ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY");
       for (const auto& [name, values] : {std::pair{"Origin", &grid.origin}, std::pair{"Spacing", &grid.spacing}})
         out << fmt::format(
-            "          <DataItem Name=\"{}\" Dimensions=\"{}\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{}</DataItem>\n",
+            "          <DataItem Name=\"{}\" Dimensions=\"{}\" NumberType=\"Float\" Precision=\"8\" "
+            "Format=\"XML\">{}</DataItem>\n",
             name, values->size(), fmt::join(*values, " "));
       out << "        </Geometry>\n";
       for (const std::string& field : s.fields)
         out << fmt::format("        <Attribute Name=\"{}\" AttributeType=\"Scalar\" Center=\"Node\">\n", field)
-            << fmt::format("          <DataItem Dimensions=\"{}\" NumberType=\"Float\" Precision=\"{}\" Format=\"HDF\">{}:/{}</DataItem>\n",
-                           dims, grid.precision_bytes, s.file, field)
+            << fmt::format(
+                   "          <DataItem Dimensions=\"{}\" NumberType=\"Float\" Precision=\"{}\" "
+                   "Format=\"HDF\">{}:/{}</DataItem>\n",
+                   dims, grid.precision_bytes, s.file, field)
             << "        </Attribute>\n";
       out << "      </Grid>\n";
     }

@@ -44,12 +44,30 @@ inline std::string scalar_text(const YAML::Node& n) {
 
 template <class T>
 struct TypeName;
-template <> struct TypeName<long> { static constexpr const char* value = "an integer"; };
-template <> struct TypeName<int> { static constexpr const char* value = "an integer"; };
-template <> struct TypeName<double> { static constexpr const char* value = "a number"; };
-template <> struct TypeName<std::string> { static constexpr const char* value = "a string"; };
-template <> struct TypeName<bool> { static constexpr const char* value = "true or false"; };
-template <> struct TypeName<std::uint64_t> { static constexpr const char* value = "a non-negative integer"; };
+template <>
+struct TypeName<long> {
+  static constexpr const char* value = "an integer";
+};
+template <>
+struct TypeName<int> {
+  static constexpr const char* value = "an integer";
+};
+template <>
+struct TypeName<double> {
+  static constexpr const char* value = "a number";
+};
+template <>
+struct TypeName<std::string> {
+  static constexpr const char* value = "a string";
+};
+template <>
+struct TypeName<bool> {
+  static constexpr const char* value = "true or false";
+};
+template <>
+struct TypeName<std::uint64_t> {
+  static constexpr const char* value = "a non-negative integer";
+};
 
 // A map in the YAML tree at a known key path. It knows which keys it allows,
 // so unknown keys are reported (with the nearest valid one) before anything else.
@@ -98,10 +116,11 @@ class Section {
   std::vector<T> list(const std::string& key) const {
     YAML::Node n = node_[key];
     if (!n.IsSequence())
-      fail(ExitCode::wrong_type, n, "'" + qualified(key) + "'", std::string("expects a list of ") +
-                                                                  TypeName<T>::value + "s, got " + scalar_text(n));
+      fail(ExitCode::wrong_type, n, "'" + qualified(key) + "'",
+           std::string("expects a list of ") + TypeName<T>::value + "s, got " + scalar_text(n));
     std::vector<T> out;
-    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(convert<T>(n[i], qualified(key) + "[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < n.size(); ++i)
+      out.push_back(convert<T>(n[i], qualified(key) + "[" + std::to_string(i) + "]"));
     return out;
   }
   // Pick one of `choices` from a string value.
@@ -133,14 +152,17 @@ class Section {
     return choice<std::optional<Kind>>(key, fallback, choices);
   }
 
-  [[noreturn]] void fail(ExitCode code, const YAML::Node& where, const std::string& what, const std::string& msg) const {
+  [[noreturn]] void fail(ExitCode code, const YAML::Node& where, const std::string& what,
+                         const std::string& msg) const {
     std::ostringstream os;
     os << file_;
-    if (where.IsDefined() && where.Mark().line >= 0) os << ":" << where.Mark().line + 1 << ":" << where.Mark().column + 1;
+    if (where.IsDefined() && where.Mark().line >= 0)
+      os << ":" << where.Mark().line + 1 << ":" << where.Mark().column + 1;
     os << ": " << (what.empty() ? "" : what + " ") << msg;
     throw Error(code, os.str());
   }
-  [[noreturn]] void invalid(const std::string& key, const std::string& msg, ExitCode code = ExitCode::invalid_value) const {
+  [[noreturn]] void invalid(const std::string& key, const std::string& msg,
+                            ExitCode code = ExitCode::invalid_value) const {
     YAML::Node n = has(key) ? node_[key] : node_;
     fail(code, n, "'" + qualified(key) + "'", (has(key) ? "= " + value_text(n) + " " : "") + msg);
   }
@@ -153,7 +175,8 @@ class Section {
       fail(ExitCode::wrong_type, n, "'" + key + "'",
            std::string("expects ") + TypeName<T>::value + ", got " + scalar_text(n));
     if constexpr (std::is_floating_point_v<T>)
-      if (!std::isfinite(v)) fail(ExitCode::invalid_value, n, "'" + key + "'", "= " + scalar_text(n) + " is not finite");
+      if (!std::isfinite(v))
+        fail(ExitCode::invalid_value, n, "'" + key + "'", "= " + scalar_text(n) + " is not finite");
     return v;
   }
   static std::string value_text(const YAML::Node& n) {

@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   const long max_bytes = 8L << 20;
   std::vector<char> buffer(max_bytes, 1);
   std::vector<std::pair<long, double>> results;
-  for (long bytes = 8; bytes <= max_bytes; bytes *= 4) results.emplace_back(bytes, one_way_seconds(rank, bytes, buffer));
+  for (long bytes = 8; bytes <= max_bytes; bytes *= 4)
+    results.emplace_back(bytes, one_way_seconds(rank, bytes, buffer));
 
   // latency: the smallest message; bandwidth: the largest, less the latency.
   const double latency = results.front().second;

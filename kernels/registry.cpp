@@ -34,24 +34,28 @@ std::pair<int, int> node_local_rank(MPI_Comm comm) {
 // this build, this MPI and the backend can do it (else a clear error), or for
 // auto: nccl on a GPU backend with several ranks, one GPU each; else CUDA-aware
 // MPI where the MPI says so; else host memory.
-HaloTransportKind choose_transport(const Problem& p, const RunSettings& run, BackendKind backend, bool gpu_per_rank, int ranks) {
+HaloTransportKind choose_transport(const Problem& p, const RunSettings& run, BackendKind backend, bool gpu_per_rank,
+                                   int ranks) {
   const auto& asked = run.parallel.halo_transport;
   const bool gpu_backend = backend != BackendKind::host;
   if (asked == HaloTransportKind::mpi_host) return HaloTransportKind::mpi_host;
   const std::string key = p.source + ": 'parallel.halo_transport' = '" + (asked ? to_string(*asked) : "auto") + "'";
   if (asked && !gpu_backend)
-    throw Error(ExitCode::invalid_value, key + " moves device memory, but the " + to_string(backend) +
-                                             " backend runs on the host (its halos are host memory: use mpi-host or auto)");
+    throw Error(ExitCode::invalid_value,
+                key + " moves device memory, but the " + to_string(backend) +
+                    " backend runs on the host (its halos are host memory: use mpi-host or auto)");
   if (asked == HaloTransportKind::nccl) {
     if (!nccl_available())
-      throw Error(ExitCode::invalid_value, key + ": this build has no NCCL (built with HEATWAVE_NCCL=OFF or NCCL not "
-                                                 "found; heatwave info lists it): use auto or an mpi transport");
+      throw Error(ExitCode::invalid_value, key +
+                                               ": this build has no NCCL (built with HEATWAVE_NCCL=OFF or NCCL not "
+                                               "found; heatwave info lists it): use auto or an mpi transport");
     return HaloTransportKind::nccl;
   }
   if (asked == HaloTransportKind::mpi_cuda_aware) {
     if (!cuda_aware_mpi())
-      throw Error(ExitCode::invalid_value, key + ": this MPI is not CUDA-aware (MPIX_Query_cuda_support): use auto, nccl "
-                                                 "or mpi-host");
+      throw Error(ExitCode::invalid_value, key +
+                                               ": this MPI is not CUDA-aware (MPIX_Query_cuda_support): use auto, nccl "
+                                               "or mpi-host");
     return HaloTransportKind::mpi_cuda_aware;
   }
   if (!gpu_backend) return HaloTransportKind::mpi_host;
@@ -62,19 +66,22 @@ HaloTransportKind choose_transport(const Problem& p, const RunSettings& run, Bac
 }  // namespace
 
 template <int D, class Real>
-ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, const LocalDomain<D>& domain, MPI_Comm comm) {
+ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, const LocalDomain<D>& domain,
+                                    MPI_Comm comm) {
   int ranks = 1;
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   const std::optional<BackendKind>& asked = run.backend;
   if (asked == BackendKind::host) {
-    return {make_host_backend<D, Real>(p, domain), "requested in the config", choose_transport(p, run, BackendKind::host, false, ranks)};
+    return {make_host_backend<D, Real>(p, domain), "requested in the config",
+            choose_transport(p, run, BackendKind::host, false, ranks)};
   }
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
   if (asked || !gpus.empty()) {
     const BackendKind kind = asked.value_or(BackendKind::cuda);
     if (gpus.empty())
-      throw Error(ExitCode::cuda_error, p.source + ": 'backend' = '" + to_string(kind) + "' but no CUDA device is visible");
+      throw Error(ExitCode::cuda_error,
+                  p.source + ": 'backend' = '" + to_string(kind) + "' but no CUDA device is visible");
     const auto [local_rank, local_ranks] = node_local_rank(comm);
     // All ranks agree whether each has a GPU of its own (NCCL needs it): nodes may differ.
     int shared = local_ranks > static_cast<int>(gpus.size()) ? 1 : 0;
@@ -92,7 +99,8 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
     }
     return {cuda::make_cuda_backend<D, Real>(p, domain), reason, transport};
   }
-  return {make_host_backend<D, Real>(p, domain), "auto: no CUDA device visible", choose_transport(p, run, BackendKind::host, false, ranks)};
+  return {make_host_backend<D, Real>(p, domain), "auto: no CUDA device visible",
+          choose_transport(p, run, BackendKind::host, false, ranks)};
 #else
   if (!asked) {
     return {make_host_backend<D, Real>(p, domain), "auto: this build has no CUDA backend",

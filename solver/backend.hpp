@@ -30,12 +30,12 @@ enum class MemorySpace { host, device };
 // ranks. Weighted sums use the trapezoid weights of LocalDomain::weight.
 struct LocalStats {
   double min = 0, max = 0;
-  double weight = 0;        // sum w
-  double sum = 0;           // sum w u
-  double sum_squares = 0;   // sum w u^2
-  double kinetic = 0;       // energy: sum w ((u^n - u^{n-1})/dt)^2
-  double potential = 0;     // energy: -c^2 sum w u^{n-1} lap(u^n)
-  long non_finite = 0;      // NaN/Inf count in u
+  double weight = 0;       // sum w
+  double sum = 0;          // sum w u
+  double sum_squares = 0;  // sum w u^2
+  double kinetic = 0;      // energy: sum w ((u^n - u^{n-1})/dt)^2
+  double potential = 0;    // energy: -c^2 sum w u^{n-1} lap(u^n)
+  long non_finite = 0;     // NaN/Inf count in u
   long points = 0;
 };
 

@@ -22,13 +22,15 @@ Decomposition::Decomposition(const Problem& problem, const ParallelSettings& par
   bool all_given = true;
   for (int a = 0; a < dims; ++a) {
     requested[a] = parallel.decomposition[a];
-    if (requested[a] > 0) product *= requested[a];
-    else all_given = false;
+    if (requested[a] > 0)
+      product *= requested[a];
+    else
+      all_given = false;
   }
   if ((all_given && product != size_) || (!all_given && size_ % product != 0))
     throw Error(ExitCode::mpi_error, src + ": 'parallel.decomposition' asks for " + std::to_string(product) +
-                                         " ranks but the job has " + std::to_string(size_) +
-                                         " (run with mpirun -n " + std::to_string(product) + ", or use 0 entries)");
+                                         " ranks but the job has " + std::to_string(size_) + " (run with mpirun -n " +
+                                         std::to_string(product) + ", or use 0 entries)");
   check_mpi(MPI_Dims_create(size_, dims, requested), "MPI_Dims_create");
   int periods[3] = {0, 0, 0};
   for (int a = 0; a < dims; ++a) {
@@ -36,12 +38,14 @@ Decomposition::Decomposition(const Problem& problem, const ParallelSettings& par
     periods[a] = problem.periodic[a] ? 1 : 0;
     if (dims_[a] > problem.points[a])
       throw Error(ExitCode::mpi_error, src + ": " + std::to_string(dims_[a]) + " ranks along axis " + axis_names[a] +
-                                           " but the grid has only " + std::to_string(problem.points[a]) + " points there");
+                                           " but the grid has only " + std::to_string(problem.points[a]) +
+                                           " points there");
     const long thinnest = problem.points[a] / dims_[a];
     if (dims_[a] > 1 && thinnest < halo_)
       throw Error(ExitCode::mpi_error, src + ": boxes along axis " + std::string(axis_names[a]) + " are " +
                                            std::to_string(thinnest) + " points thin, less than the halo depth " +
-                                           std::to_string(halo_) + " (exchange_every * radius): use fewer ranks or a smaller exchange_every");
+                                           std::to_string(halo_) +
+                                           " (exchange_every * radius): use fewer ranks or a smaller exchange_every");
   }
   check_mpi(MPI_Cart_create(comm, dims, requested, periods, /*reorder=*/0, &cart_), "MPI_Cart_create");
   check_mpi(MPI_Comm_rank(cart_, &rank_), "MPI_Comm_rank");

@@ -15,7 +15,8 @@ class Decomposition {
   // Every rank runs the same checks and throws the same Error(mpi_error), so a
   // bad decomposition never leaves one rank waiting for another.
   // `parallel.decomposition` fixes ranks per axis where non-zero.
-  Decomposition(const Problem& problem, const ParallelSettings& parallel, int halo_depth, MPI_Comm comm = MPI_COMM_WORLD);
+  Decomposition(const Problem& problem, const ParallelSettings& parallel, int halo_depth,
+                MPI_Comm comm = MPI_COMM_WORLD);
   ~Decomposition();
   Decomposition(const Decomposition&) = delete;
   Decomposition& operator=(const Decomposition&) = delete;

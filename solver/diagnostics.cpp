@@ -47,7 +47,8 @@ std::vector<Real> gather_level(Backend<D, Real>& backend, Level level, const Pro
     for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
     all.resize(static_cast<std::size_t>(displs[size - 1]) + counts[size - 1]);
   }
-  check_mpi(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type, 0, comm), "MPI_Gatherv");
+  check_mpi(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type, 0, comm),
+            "MPI_Gatherv");
   if (rank != 0) return {};
   // Place each rank's box into the global array.
   std::vector<Real> global(static_cast<std::size_t>(problem.global_points()));
@@ -55,7 +56,8 @@ std::vector<Real> gather_level(Backend<D, Real>& backend, Level level, const Pro
     int coords[3] = {0, 0, 0};
     check_mpi(MPI_Cart_coords(comm, r, D, coords), "MPI_Cart_coords");
     Index<D> first, extent;
-    for (int a = 0; a < D; ++a) Decomposition::split(problem.points[a], decomposition.dims()[a], coords[a], first[a], extent[a]);
+    for (int a = 0; a < D; ++a)
+      Decomposition::split(problem.points[a], decomposition.dims()[a], coords[a], first[a], extent[a]);
     const Real* src = all.data() + displs[r];
     long rows = 1;
     for (int a = 1; a < D; ++a) rows *= extent[a];
@@ -72,9 +74,13 @@ std::vector<Real> gather_level(Backend<D, Real>& backend, Level level, const Pro
   return global;
 }
 
-template std::vector<float> gather_level(Backend<2, float>&, Level, const Problem&, const Decomposition&, const LocalDomain<2>&);
-template std::vector<double> gather_level(Backend<2, double>&, Level, const Problem&, const Decomposition&, const LocalDomain<2>&);
-template std::vector<float> gather_level(Backend<3, float>&, Level, const Problem&, const Decomposition&, const LocalDomain<3>&);
-template std::vector<double> gather_level(Backend<3, double>&, Level, const Problem&, const Decomposition&, const LocalDomain<3>&);
+template std::vector<float> gather_level(Backend<2, float>&, Level, const Problem&, const Decomposition&,
+                                         const LocalDomain<2>&);
+template std::vector<double> gather_level(Backend<2, double>&, Level, const Problem&, const Decomposition&,
+                                          const LocalDomain<2>&);
+template std::vector<float> gather_level(Backend<3, float>&, Level, const Problem&, const Decomposition&,
+                                         const LocalDomain<3>&);
+template std::vector<double> gather_level(Backend<3, double>&, Level, const Problem&, const Decomposition&,
+                                          const LocalDomain<3>&);
 
 }  // namespace heatwave

@@ -27,8 +27,9 @@ decltype(auto) with_index(std::size_t index, F&& f) {
 template <class F>
 decltype(auto) with_radius(int radius, F&& f) {
   if (radius != 1 && radius != 2) throw std::logic_error("stencil radius " + std::to_string(radius) + " is not 1 or 2");
-  return with_index<2>(static_cast<std::size_t>(radius - 1),
-                       [&]<std::size_t I>() -> decltype(auto) { return f.template operator()<static_cast<int>(I) + 1>(); });
+  return with_index<2>(static_cast<std::size_t>(radius - 1), [&]<std::size_t I>() -> decltype(auto) {
+    return f.template operator()<static_cast<int>(I) + 1>();
+  });
 }
 
 template <class F>

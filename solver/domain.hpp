@@ -41,9 +41,12 @@ struct FaceRule {
   HW_HD double shift(long i) const {
     const long j = side == 0 ? -i : i - (n - 1);  // distance from the boundary point
     switch (type) {
-      case BoundaryType::dirichlet: return 2 * value;
-      case BoundaryType::neumann: return 2.0 * static_cast<double>(j) * h * value;
-      case BoundaryType::periodic: return 0.0;
+      case BoundaryType::dirichlet:
+        return 2 * value;
+      case BoundaryType::neumann:
+        return 2.0 * static_cast<double>(j) * h * value;
+      case BoundaryType::periodic:
+        return 0.0;
     }
     return 0.0;
   }
@@ -51,14 +54,16 @@ struct FaceRule {
 
 template <int D>
 struct LocalDomain {
-  Layout<D> layout;                              // owned points and halo width H
-  Index<D> offset{};                             // global index of local point 0
-  Index<D> global{};                             // global points per axis
+  Layout<D> layout;   // owned points and halo width H
+  Index<D> offset{};  // global index of local point 0
+  Index<D> global{};  // global points per axis
   std::array<double, 3> spacing{1, 1, 1};
   std::array<std::array<bool, 2>, D> exchanged{};  // halo filled by a neighbour rank
   std::array<std::array<FaceRule, 2>, D> face{};   // rule where !exchanged
 
-  HW_HD bool dirichlet(int a, int side) const { return !exchanged[a][side] && face[a][side].type == BoundaryType::dirichlet; }
+  HW_HD bool dirichlet(int a, int side) const {
+    return !exchanged[a][side] && face[a][side].type == BoundaryType::dirichlet;
+  }
 
   // Points one step updates when `ahead` more steps follow before the next
   // halo exchange: owned points (less Dirichlet face points, which hold g), grown
@@ -80,8 +85,10 @@ struct LocalDomain {
     Box<D> b = layout.storage_box();
     const long n = layout.owned[a];
     const int face_layer = dirichlet(a, side) ? 1 : 0;
-    if (side == 0) b.lo[a] = -radius, b.hi[a] = face_layer;
-    else b.lo[a] = n - face_layer, b.hi[a] = n + radius;
+    if (side == 0)
+      b.lo[a] = -radius, b.hi[a] = face_layer;
+    else
+      b.lo[a] = n - face_layer, b.hi[a] = n + radius;
     return b;
   }
 

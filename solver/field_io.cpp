@@ -65,7 +65,9 @@ void prune_checkpoints(const std::string& dir, int keep) {
   for (std::size_t i = 0; i + keep < steps.size(); ++i) {
     std::error_code error;
     fs::remove(checkpoint_path(dir, steps[i]), error);
-    if (error) throw Error(ExitCode::io_error, checkpoint_path(dir, steps[i]) + ": cannot remove an old checkpoint: " + error.message());
+    if (error)
+      throw Error(ExitCode::io_error,
+                  checkpoint_path(dir, steps[i]) + ": cannot remove an old checkpoint: " + error.message());
   }
 }
 
@@ -75,7 +77,8 @@ void make_directory(const std::string& dir) {
   if (error) throw Error(ExitCode::io_error, dir + ": cannot create the directory: " + error.message());
 }
 
-std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, const std::string& kind, long step, int ranks) {
+std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, const std::string& kind, long step,
+                                            int ranks) {
   std::vector<double> spacing(p.spacing.begin(), p.spacing.begin() + p.dims);
   return {
       {"kind", kind},
@@ -98,13 +101,16 @@ std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, c
   };
 }
 
-long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p, const std::vector<std::string>& datasets) {
+long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p,
+                              const std::vector<std::string>& datasets) {
   const std::string& file = checkpoint.path();
   auto refuse = [&](const std::string& why) {
-    throw Error(ExitCode::incompatible_checkpoint, file + ": cannot restart " + p.source + " from this checkpoint: " + why);
+    throw Error(ExitCode::incompatible_checkpoint,
+                file + ": cannot restart " + p.source + " from this checkpoint: " + why);
   };
   for (const char* name : {"kind", "step", "equation", "precision", "dims", "radius", "points"})
-    if (!checkpoint.has_attribute(name)) refuse(std::string("it is not a heatwave checkpoint (no attribute '") + name + "')");
+    if (!checkpoint.has_attribute(name))
+      refuse(std::string("it is not a heatwave checkpoint (no attribute '") + name + "')");
   if (checkpoint.attribute("kind") != hdf5::AttributeValue(std::string("checkpoint")))
     refuse("it is a heatwave " + std::get<std::string>(checkpoint.attribute("kind")) + " file, not a checkpoint");
   auto compare = [&](const char* setting, const char* attribute, const hdf5::AttributeValue& expected, auto show) {
@@ -112,13 +118,16 @@ long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p, 
     if (found != expected)
       refuse(fmt::format("'{}' is {} in the checkpoint but {} in the config", setting, show(found), show(expected)));
   };
-  auto text = [](const hdf5::AttributeValue& v) { return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : "?"; };
+  auto text = [](const hdf5::AttributeValue& v) {
+    return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : "?";
+  };
   auto integer = [](const hdf5::AttributeValue& v) {
     return std::holds_alternative<long long>(v) ? std::to_string(std::get<long long>(v)) : "?";
   };
   auto list = [](const hdf5::AttributeValue& v) {
-    return std::holds_alternative<std::vector<long long>>(v) ? fmt::format("[{}]", fmt::join(std::get<std::vector<long long>>(v), ", "))
-                                                             : "?";
+    return std::holds_alternative<std::vector<long long>>(v)
+               ? fmt::format("[{}]", fmt::join(std::get<std::vector<long long>>(v), ", "))
+               : "?";
   };
   compare("equation", "equation", std::string(to_string(p.equation)), text);
   compare("precision", "precision", std::string(to_string(p.precision)), text);
@@ -128,7 +137,8 @@ long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p, 
   for (const std::string& name : datasets)
     if (!checkpoint.has_dataset(name)) refuse("it has no dataset '" + name + "'");
   const hdf5::AttributeValue step = checkpoint.attribute("step");
-  if (!std::holds_alternative<long long>(step) || std::get<long long>(step) < 0) refuse("its 'step' is not a step number");
+  if (!std::holds_alternative<long long>(step) || std::get<long long>(step) < 0)
+    refuse("its 'step' is not a step number");
   return static_cast<long>(std::get<long long>(step));
 }
 

@@ -40,8 +40,8 @@ void make_directory(const std::string& dir);
 // Attributes of every file: step, time, dt, the resolved config and its hash,
 // version and commit, and what a restart checks (equation, precision, dims,
 // radius, points).
-std::vector<hdf5::Attribute> run_attributes(const Config& config, const Problem& problem, const std::string& kind, long step,
-                                           int ranks);
+std::vector<hdf5::Attribute> run_attributes(const Config& config, const Problem& problem, const std::string& kind,
+                                            long step, int ranks);
 
 // Refuses, with Error(incompatible_checkpoint) naming the differing setting, a
 // checkpoint that this problem cannot continue. Returns the checkpoint's step.

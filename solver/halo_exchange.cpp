@@ -19,7 +19,8 @@ template <int D, class Real>
 HaloExchange<D, Real>::HaloExchange(Backend<D, Real>& backend, const Decomposition& decomposition,
                                     const LocalDomain<D>& domain, int levels, HaloTransportKind transport)
     : backend_(backend),
-      transport_(make_halo_transport(transport, decomposition.comm(), sizeof(Real), {backend.memory(), backend.stream()})) {
+      transport_(
+          make_halo_transport(transport, decomposition.comm(), sizeof(Real), {backend.memory(), backend.stream()})) {
   const long H = domain.layout.halo;
   for (int a = 0; a < D; ++a)
     for (int side = 0; side < 2; ++side) {

@@ -59,7 +59,7 @@ class HaloExchange {
   std::vector<HaloMessage> messages(int stage, bool receives) const;
 
   Backend<D, Real>& backend_;
-  std::vector<Face> faces_;                          // grouped by axis, in axis order
+  std::vector<Face> faces_;                                       // grouped by axis, in axis order
   std::vector<std::pair<std::size_t, std::size_t>> stage_faces_;  // [first, last) of faces_ per stage
   std::unique_ptr<HaloTransport> transport_;
   HaloTimes times_;

@@ -23,16 +23,15 @@ struct InitialSpec {
   static InitialSpec make(const InitialCondition& ic, int dims, const std::array<long, 3>& points,
                           const std::array<double, 3>& length, const std::array<double, 3>& spacing) {
     InitialSpec s{};
-    s.type = ic.type, s.dims = dims, s.amplitude = ic.amplitude, s.width = ic.width, s.value = ic.value, s.seed = ic.seed;
+    s.type = ic.type, s.dims = dims, s.amplitude = ic.amplitude, s.width = ic.width, s.value = ic.value,
+    s.seed = ic.seed;
     for (int a = 0; a < max_dims; ++a)
       s.modes[a] = ic.modes[a], s.center[a] = ic.center[a], s.length[a] = length[a], s.spacing[a] = spacing[a],
       s.points[a] = points[a];
     return s;
   }
   // The problem's u0, and its v0 (zero when the config gives none).
-  static InitialSpec initial(const Problem& p) {
-    return make(p.initial, p.dims, p.points, p.length, p.spacing);
-  }
+  static InitialSpec initial(const Problem& p) { return make(p.initial, p.dims, p.points, p.length, p.spacing); }
   static InitialSpec velocity(const Problem& p) {
     return make(p.velocity.value_or(InitialCondition{InitialType::constant}), p.dims, p.points, p.length, p.spacing);
   }

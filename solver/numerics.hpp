@@ -40,13 +40,12 @@ inline constexpr std::array<std::pair<Precision, const char*>, 2> precision_name
     {{Precision::float32, "float32"}, {Precision::float64, "float64"}}};
 inline constexpr std::array<std::pair<BoundaryType, const char*>, 3> boundary_names{
     {{BoundaryType::dirichlet, "dirichlet"}, {BoundaryType::neumann, "neumann"}, {BoundaryType::periodic, "periodic"}}};
-inline constexpr std::array<std::pair<InitialType, const char*>, 6> initial_names{
-    {{InitialType::sine, "sine"},
-     {InitialType::cosine, "cosine"},
-     {InitialType::gaussian, "gaussian"},
-     {InitialType::constant, "constant"},
-     {InitialType::random, "random"},
-     {InitialType::file, "file"}}};
+inline constexpr std::array<std::pair<InitialType, const char*>, 6> initial_names{{{InitialType::sine, "sine"},
+                                                                                   {InitialType::cosine, "cosine"},
+                                                                                   {InitialType::gaussian, "gaussian"},
+                                                                                   {InitialType::constant, "constant"},
+                                                                                   {InitialType::random, "random"},
+                                                                                   {InitialType::file, "file"}}};
 
 inline const char* to_string(Precision p) { return name_of(precision_names, p); }
 inline const char* to_string(BoundaryType b) { return name_of(boundary_names, b); }
@@ -63,13 +62,13 @@ struct BoundaryFace {
 struct InitialCondition {
   InitialType type = InitialType::sine;
   double amplitude = 1.0;
-  std::array<int, max_dims> modes{1, 1, 1};              // sine / cosine
-  std::array<double, max_dims> center{0.5, 0.5, 0.5};    // gaussian (absolute coordinates)
-  double width = 0.1;                                    // gaussian sigma
-  double value = 0.0;                                    // constant
-  std::uint64_t seed = 1;                                // random: uniform in [-amplitude, amplitude]
-  std::string path = "";                                 // file: HDF5 file (relative to the working directory)
-  std::string dataset = "u";                             // file: dataset of the global shape (z, y, x order)
+  std::array<int, max_dims> modes{1, 1, 1};            // sine / cosine
+  std::array<double, max_dims> center{0.5, 0.5, 0.5};  // gaussian (absolute coordinates)
+  double width = 0.1;                                  // gaussian sigma
+  double value = 0.0;                                  // constant
+  std::uint64_t seed = 1;                              // random: uniform in [-amplitude, amplitude]
+  std::string path = "";                               // file: HDF5 file (relative to the working directory)
+  std::string dataset = "u";                           // file: dataset of the global shape (z, y, x order)
 };
 
 }  // namespace heatwave

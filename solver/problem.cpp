@@ -72,9 +72,9 @@ Problem Problem::from(const Config& config) {
       const double n = std::round(t_end / p.dt);
       if (n < 1 || std::abs(n * p.dt - t_end) > 1e-9 * t_end) {
         const long up = static_cast<long>(std::ceil(t_end / p.dt));
-        msg << config.source << ": 'time.t_end' = " << t_end << " is not a whole number of steps of 'time.dt' = "
-            << p.dt << " (" << t_end / p.dt << " steps); use dt: auto, or dt = t_end/" << up << " = " << t_end / up
-            << ", or steps: " << up;
+        msg << config.source << ": 'time.t_end' = " << t_end
+            << " is not a whole number of steps of 'time.dt' = " << p.dt << " (" << t_end / p.dt
+            << " steps); use dt: auto, or dt = t_end/" << up << " = " << t_end / up << ", or steps: " << up;
         throw Error(ExitCode::t_end_mismatch, msg.str());
       }
       p.steps = static_cast<long>(n);

@@ -48,7 +48,8 @@ std::string RunFiles<D, Real>::write_checkpoint() {
     if (decomposition_.rank() == 0) field_io::prune_checkpoints(settings.dir, settings.keep);
   });
   seconds_ += steady_seconds() - t0;
-  spdlog::info("checkpoint at step {} written to {} in {}", backend_.step(), path, format_duration(steady_seconds() - t0));
+  spdlog::info("checkpoint at step {} written to {} in {}", backend_.step(), path,
+               format_duration(steady_seconds() - t0));
   return path;
 }
 
@@ -103,7 +104,8 @@ double load_initial_files(const Problem& problem, const Decomposition& decomposi
                           Backend<D, Real>& backend) {
   std::vector<std::tuple<const char*, const InitialCondition*, Level>> files;
   if (problem.initial.type == InitialType::file) files.emplace_back("initial", &problem.initial, Level::current);
-  if (problem.velocity && problem.velocity->type == InitialType::file) files.emplace_back("velocity", &*problem.velocity, Level::previous);
+  if (problem.velocity && problem.velocity->type == InitialType::file)
+    files.emplace_back("velocity", &*problem.velocity, Level::previous);
   if (files.empty()) return 0;
   const double t0 = steady_seconds();
   const hdf5::Block block = field_io::block_of(domain);
@@ -113,14 +115,15 @@ double load_initial_files(const Problem& problem, const Decomposition& decomposi
         throw Error(ExitCode::file_not_found, problem.source + ": '" + key + ".path' = " + ic->path + ": no such file");
       const hdf5::Reader file(ic->path);
       if (!file.has_dataset(ic->dataset))
-        throw Error(ExitCode::invalid_value, problem.source + ": '" + key + ".dataset': " + ic->path + " has no dataset '" +
-                                                 ic->dataset + "'");
+        throw Error(ExitCode::invalid_value,
+                    problem.source + ": '" + key + ".dataset': " + ic->path + " has no dataset '" + ic->dataset + "'");
       const auto found = file.shape(ic->dataset);
       if (found != block.global)
         throw Error(ExitCode::invalid_value,
                     fmt::format("{}: '{}': dataset '{}' of {} has shape [{}], but the grid needs [{}] (z, y, x order: "
                                 "x fastest, grid.points reversed)",
-                                problem.source, key, ic->dataset, ic->path, fmt::join(found, ", "), fmt::join(block.global, ", ")));
+                                problem.source, key, ic->dataset, ic->path, fmt::join(found, ", "),
+                                fmt::join(block.global, ", ")));
       std::vector<Real> values(domain.layout.owned_box().size());
       file.read(ic->dataset, block, values.data());
       backend.write(level, values.data());
@@ -129,8 +132,8 @@ double load_initial_files(const Problem& problem, const Decomposition& decomposi
   return steady_seconds() - t0;
 }
 
-#define HW_RUN_FILES(D, Real)                                                                                    \
-  template class RunFiles<D, Real>;                                                                              \
+#define HW_RUN_FILES(D, Real)       \
+  template class RunFiles<D, Real>; \
   template double load_initial_files(const Problem&, const Decomposition&, const LocalDomain<D>&, Backend<D, Real>&);
 HW_RUN_FILES(2, float)
 HW_RUN_FILES(2, double)

@@ -15,8 +15,8 @@ namespace heatwave {
 template <int D, class Real>
 class RunFiles {
  public:
-  RunFiles(const Config& config, const Problem& problem, const Decomposition& decomposition, const LocalDomain<D>& domain,
-           Backend<D, Real>& backend)
+  RunFiles(const Config& config, const Problem& problem, const Decomposition& decomposition,
+           const LocalDomain<D>& domain, Backend<D, Real>& backend)
       : config_(config), problem_(problem), decomposition_(decomposition), domain_(domain), backend_(backend) {}
 
   // A checkpoint of the current state in checkpoint.dir, the last `keep` kept. Returns its path.
@@ -33,7 +33,8 @@ class RunFiles {
  private:
   // The levels a checkpoint holds, by dataset name: the equation's (u, and u_previous).
   std::vector<std::pair<std::string, Level>> checkpoint_levels() const;
-  void write_levels(const std::string& path, const std::string& kind, const std::vector<std::pair<std::string, Level>>& levels);
+  void write_levels(const std::string& path, const std::string& kind,
+                    const std::vector<std::pair<std::string, Level>>& levels);
 
   const Config& config_;
   const Problem& problem_;

@@ -24,35 +24,40 @@ RunMetrics start_report(const Problem& problem, const RunSetup& setup) {
   m.halo_transport = setup.halo_transport;
   m.halo_path = setup.halo_path;
   m.overlap = setup.overlap;
-  spdlog::info("backend {} ({}), {} rank(s) as {}, {} thread(s) per rank, halo depth {}", m.backend, m.backend_reason, m.ranks,
-               fmt::join(std::vector<int>(m.decomposition.begin(), m.decomposition.begin() + problem.dims), " x "), m.threads,
-               setup.halo_depth);
+  spdlog::info("backend {} ({}), {} rank(s) as {}, {} thread(s) per rank, halo depth {}", m.backend, m.backend_reason,
+               m.ranks,
+               fmt::join(std::vector<int>(m.decomposition.begin(), m.decomposition.begin() + problem.dims), " x "),
+               m.threads, setup.halo_depth);
   if (m.ranks > 1)
     spdlog::info("halo exchange through {}, {}", m.halo_path,
-                 m.overlap ? "overlapped with the interior of the first step of each chunk" : "then compute (parallel.overlap: false)");
+                 m.overlap ? "overlapped with the interior of the first step of each chunk"
+                           : "then compute (parallel.overlap: false)");
   spdlog::info("dt = {:.6g} ({:.3g} of the stability limit: {}), {} steps to t = {:.6g}", problem.dt,
-               problem.stability_number() / problem.stability_limit(), problem.stability_rule(), problem.steps, m.simulated_time);
+               problem.stability_number() / problem.stability_limit(), problem.stability_rule(), problem.steps,
+               m.simulated_time);
   return m;
 }
 
 void log_diagnostics(const FieldSummary& f) {
   if (f.has_energy)
-    spdlog::info("step {:>8} t={:<11.5g} min {:+.6e} max {:+.6e} mean {:+.6e} L2 {:.6e} energy {:.9e}", f.step, f.time, f.min,
-                 f.max, f.mean, f.l2, f.energy);
+    spdlog::info("step {:>8} t={:<11.5g} min {:+.6e} max {:+.6e} mean {:+.6e} L2 {:.6e} energy {:.9e}", f.step, f.time,
+                 f.min, f.max, f.mean, f.l2, f.energy);
   else
-    spdlog::info("step {:>8} t={:<11.5g} min {:+.6e} max {:+.6e} mean {:+.6e} L2 {:.6e}", f.step, f.time, f.min, f.max, f.mean, f.l2);
+    spdlog::info("step {:>8} t={:<11.5g} min {:+.6e} max {:+.6e} mean {:+.6e} L2 {:.6e}", f.step, f.time, f.min, f.max,
+                 f.mean, f.l2);
 }
 
 void check_finite(const Problem& p, const FieldSummary& f, long last_good) {
   if (f.non_finite > 0)
     throw Error(ExitCode::non_finite,
-                p.source + ": " + std::to_string(f.non_finite) + " non-finite values (NaN/Inf) in u at step " + std::to_string(f.step) +
-                    " (t = " + std::to_string(f.time) + "): the solution blew up or the input holds NaN; the last finite state was at step " +
+                p.source + ": " + std::to_string(f.non_finite) + " non-finite values (NaN/Inf) in u at step " +
+                    std::to_string(f.step) + " (t = " + std::to_string(f.time) +
+                    "): the solution blew up or the input holds NaN; the last finite state was at step " +
                     std::to_string(last_good));
 }
 
-void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& phases, long step, const FieldSummary& first_energy,
-                   MPI_Comm comm) {
+void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& phases, long step,
+                   const FieldSummary& first_energy, MPI_Comm comm) {
   // Phase times: the slowest rank's, and the mean (their gap is load imbalance).
   double local[6] = {phases.compute, phases.pack, phases.communicate, phases.unpack, phases.diagnostics, phases.io};
   double worst[6], total[6];
@@ -60,19 +65,22 @@ void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& phas
   check_mpi(MPI_Allreduce(local, total, 6, MPI_DOUBLE, MPI_SUM, comm), "MPI_Allreduce");
   const double ranks = m.ranks;
   m.phases = {worst[0], worst[1], worst[2], worst[3], worst[4], worst[5]};
-  m.phases_mean = {total[0] / ranks, total[1] / ranks, total[2] / ranks, total[3] / ranks, total[4] / ranks, total[5] / ranks};
+  m.phases_mean = {total[0] / ranks, total[1] / ranks, total[2] / ranks,
+                   total[3] / ranks, total[4] / ranks, total[5] / ranks};
   const double cells = static_cast<double>(problem.global_points());
   m.cell_updates = cells * static_cast<double>(step - m.first_step);
   m.cells_per_second = m.wall_seconds > 0 ? m.cell_updates / m.wall_seconds : 0;
-  spdlog::info("done: {} steps of {:.4g} cells in {} ({:.4g} Gcells/s)", step - m.first_step, cells, format_duration(m.wall_seconds),
-               m.cells_per_second / 1e9);
+  spdlog::info("done: {} steps of {:.4g} cells in {} ({:.4g} Gcells/s)", step - m.first_step, cells,
+               format_duration(m.wall_seconds), m.cells_per_second / 1e9);
   spdlog::info("phases (slowest rank): compute {}, pack {}, communicate {}, unpack {}, diagnostics {}, io {}",
                format_duration(m.phases.compute), format_duration(m.phases.pack), format_duration(m.phases.communicate),
                format_duration(m.phases.unpack), format_duration(m.phases.diagnostics), format_duration(m.phases.io));
-  spdlog::info("conservation: mean {:+.6e} -> {:+.6e} (change {:+.3e})", m.initial.mean, m.final.mean, m.final.mean - m.initial.mean);
+  spdlog::info("conservation: mean {:+.6e} -> {:+.6e} (change {:+.3e})", m.initial.mean, m.final.mean,
+               m.final.mean - m.initial.mean);
   if (first_energy.has_energy)
-    spdlog::info("conservation: energy {:.12e} (step {}) -> {:.12e} (relative change {:+.3e})", first_energy.energy, first_energy.step,
-                 m.final.energy, (m.final.energy - first_energy.energy) / std::max(std::abs(first_energy.energy), 1e-300));
+    spdlog::info("conservation: energy {:.12e} (step {}) -> {:.12e} (relative change {:+.3e})", first_energy.energy,
+                 first_energy.step, m.final.energy,
+                 (m.final.energy - first_energy.energy) / std::max(std::abs(first_energy.energy), 1e-300));
 }
 
 }  // namespace heatwave

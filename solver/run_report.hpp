@@ -28,7 +28,7 @@ void log_diagnostics(const FieldSummary& f);
 void check_finite(const Problem& problem, const FieldSummary& f, long last_good);
 // Phase times over the ranks of `comm` (slowest and mean), rates, the
 // summary and conservation lines. `first_energy`: the first diagnostic with an energy.
-void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& local, long step, const FieldSummary& first_energy,
-                   MPI_Comm comm);
+void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& local, long step,
+                   const FieldSummary& first_energy, MPI_Comm comm);
 
 }  // namespace heatwave

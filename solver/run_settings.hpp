@@ -47,13 +47,13 @@ struct ParallelSettings {
 // is tuned once per GPU model and case and cached; any field given here fixes
 // that part of the plan (and turns the tuning off).
 struct ClusterSettings {
-  bool autotune = true;             // time candidate plans on first use, cache the fastest
-  std::string cache = "";           // plan cache file ("": $HEATWAVE_CACHE_DIR, else ~/.cache/heatwave, /cluster-plans.json)
-  std::array<int, 2> shape{0, 0};   // blocks per cluster along x and y (0: tuned)
-  std::array<int, 3> tile{0, 0, 0}; // points per block along x, y (and z: 3D) (0: tuned)
-  int k = 0;                        // time steps per launch (0: tuned)
-  int threads_y = 0;                // thread rows per block, a power of 2 (0: tuned)
-  std::string mode = "";            // streaming | resident (2D: the domain stays on chip); "": tuned
+  bool autotune = true;    // time candidate plans on first use, cache the fastest
+  std::string cache = "";  // plan cache file ("": $HEATWAVE_CACHE_DIR, else ~/.cache/heatwave, /cluster-plans.json)
+  std::array<int, 2> shape{0, 0};    // blocks per cluster along x and y (0: tuned)
+  std::array<int, 3> tile{0, 0, 0};  // points per block along x, y (and z: 3D) (0: tuned)
+  int k = 0;                         // time steps per launch (0: tuned)
+  int threads_y = 0;                 // thread rows per block, a power of 2 (0: tuned)
+  std::string mode = "";             // streaming | resident (2D: the domain stays on chip); "": tuned
 
   bool overridden() const {
     return shape[0] || shape[1] || tile[0] || tile[1] || tile[2] || k || threads_y || !mode.empty();
@@ -80,9 +80,9 @@ struct RunSettings {
   std::optional<BackendKind> backend;  // empty: auto (a GPU backend where a device is visible, else host)
   int threads = 0;                     // host OpenMP threads, 0: OpenMP's default
   ParallelSettings parallel;
-  ClusterSettings cluster;             // cuda-cluster launch plan
-  long diagnostics_every = 100;        // steps; 0 disables (a final check always runs)
-  double progress_seconds = 2.0;       // wall seconds between progress lines
+  ClusterSettings cluster;        // cuda-cluster launch plan
+  long diagnostics_every = 100;   // steps; 0 disables (a final check always runs)
+  double progress_seconds = 2.0;  // wall seconds between progress lines
   std::string metrics_file = "heatwave-metrics.json";
   CheckpointSettings checkpoint;
   OutputSettings output;

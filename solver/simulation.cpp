@@ -34,7 +34,8 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm)
       decomposition_(problem_, config_.run.parallel, halo_depth(problem_, config_.run), comm),
       domain_(decomposition_.template local_domain<D>()),
       chosen_(make_backend<D, Real>(problem_, config_.run, domain_, decomposition_.comm())),
-      halo_(*chosen_.backend, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo), chosen_.transport),
+      halo_(*chosen_.backend, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo),
+            chosen_.transport),
       files_(config_, problem_, decomposition_, domain_, *chosen_.backend) {
   chosen_.backend->initialize();
   phases_.io += load_initial_files(problem_, decomposition_, domain_, *chosen_.backend);
@@ -118,9 +119,9 @@ template <int D, class Real>
 RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   const RunSettings& settings = config_.run;
   const long total_steps = problem_.steps;
-  RunMetrics m = start_report(problem_, {backend().name(), chosen_.reason, decomposition_.size(), omp_get_max_threads(),
-                                         domain_.layout.halo, decomposition_.dims(), to_string(halo_.transport()), halo_.path(),
-                                         overlapped()});
+  RunMetrics m = start_report(
+      problem_, {backend().name(), chosen_.reason, decomposition_.size(), omp_get_max_threads(), domain_.layout.halo,
+                 decomposition_.dims(), to_string(halo_.transport()), halo_.path(), overlapped()});
   if (!control.restart.empty()) {
     const std::string path = restart(control.restart);
     spdlog::info("restarted from {} at step {} (t = {:.6g})", path, step(), step() * problem_.dt);
@@ -150,8 +151,9 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
       last = f;
     }
     // A signal or a wall clock may be seen by some ranks only: all ranks agree here.
-    int events[2] = {control.stop && *control.stop ? 1 : 0,
-                     checkpoint.every_seconds > 0 && steady_seconds() - last_checkpoint >= checkpoint.every_seconds ? 1 : 0};
+    int events[2] = {
+        control.stop && *control.stop ? 1 : 0,
+        checkpoint.every_seconds > 0 && steady_seconds() - last_checkpoint >= checkpoint.every_seconds ? 1 : 0};
     if (control.stop || checkpoint.every_seconds > 0)
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, events, 2, MPI_INT, MPI_MAX, decomposition_.comm()), "MPI_Allreduce");
     const bool stop = events[0] != 0 && step() < total_steps;  // a finished run just finishes
@@ -165,16 +167,19 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
     if (due(settings.output.every)) write_output();
     if (stop) {
       m.interrupted = true;
-      spdlog::info("stop requested (SIGTERM/SIGUSR1): stopped at step {} after a checkpoint; continue with --restart latest", step());
+      spdlog::info(
+          "stop requested (SIGTERM/SIGUSR1): stopped at step {} after a checkpoint; continue with --restart latest",
+          step());
       break;
     }
     const double t = steady_seconds();
     if (settings.progress_seconds > 0 && t - last_progress >= settings.progress_seconds && step() < total_steps) {
-      const double elapsed = t - start, done = static_cast<double>(step() - m.first_step) / (total_steps - m.first_step);
-      spdlog::info("progress: step {}/{} ({:.1f}%), t = {:.5g}, {:.3g} Gcells/s, elapsed {}, ETA {}", step(), total_steps,
-                   100.0 * step() / total_steps, step() * problem_.dt,
-                   problem_.global_points() * static_cast<double>(step() - m.first_step) / elapsed / 1e9, format_duration(elapsed),
-                   format_duration(elapsed / done - elapsed));
+      const double elapsed = t - start,
+                   done = static_cast<double>(step() - m.first_step) / (total_steps - m.first_step);
+      spdlog::info("progress: step {}/{} ({:.1f}%), t = {:.5g}, {:.3g} Gcells/s, elapsed {}, ETA {}", step(),
+                   total_steps, 100.0 * step() / total_steps, step() * problem_.dt,
+                   problem_.global_points() * static_cast<double>(step() - m.first_step) / elapsed / 1e9,
+                   format_duration(elapsed), format_duration(elapsed / done - elapsed));
       last_progress = t;
     }
   }
@@ -184,7 +189,8 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   check_finite(problem_, m.final, last.step);
   if (m.final.has_energy && !first_energy.has_energy) first_energy = m.final;
   const HaloTimes& halo = halo_.times();
-  const PhaseTimes local{phases_.compute, halo.pack, halo.communicate, halo.unpack, phases_.diagnostics, phases_.io + files_.seconds()};
+  const PhaseTimes local{phases_.compute, halo.pack,           halo.communicate,
+                         halo.unpack,     phases_.diagnostics, phases_.io + files_.seconds()};
   finish_report(m, problem_, local, step(), first_energy, decomposition_.comm());
   return m;
 }
@@ -195,9 +201,8 @@ template class Simulation<3, float>;
 template class Simulation<3, double>;
 
 RunMetrics run_config(const Config& config, const RunControl& control, MPI_Comm comm) {
-  return with_dims_and_precision(config.dims, config.precision == Precision::float32, [&]<int D, class Real>() {
-    return Simulation<D, Real>(config, comm).run(control);
-  });
+  return with_dims_and_precision(config.dims, config.precision == Precision::float32,
+                                 [&]<int D, class Real>() { return Simulation<D, Real>(config, comm).run(control); });
 }
 
 }  // namespace heatwave

@@ -41,7 +41,9 @@ class Simulation {
   // Diagnostics of the current state, reduced over all ranks.
   FieldSummary diagnose();
   // The global field of a level on rank 0, x fastest (empty on other ranks).
-  std::vector<Real> gather(Level level) { return gather_level(*chosen_.backend, level, problem_, decomposition_, domain_); }
+  std::vector<Real> gather(Level level) {
+    return gather_level(*chosen_.backend, level, problem_, decomposition_, domain_);
+  }
   // Checkpoints and outputs (collective): RunFiles.
   std::string write_checkpoint() { return files_.write_checkpoint(); }
   std::string restart(const std::string& checkpoint) { return files_.restart(checkpoint); }

@@ -23,7 +23,8 @@ inline double symbol(int radius, double p) {
 // second order in time also needs v0 = 0.
 inline std::string mode_problem(const Problem& p) {
   const InitialCondition& ic = p.initial;
-  if (ic.type != InitialType::sine && ic.type != InitialType::cosine) return "the initial condition is not a sine/cosine mode";
+  if (ic.type != InitialType::sine && ic.type != InitialType::cosine)
+    return "the initial condition is not a sine/cosine mode";
   const BoundaryType wanted = ic.type == InitialType::sine ? BoundaryType::dirichlet : BoundaryType::neumann;
   for (int a = 0; a < p.dims; ++a) {
     if (p.periodic[a]) {
@@ -61,12 +62,14 @@ inline double continuous_eigenvalue(const Problem& p) {
 // The mode's amplitude factor after n steps, fully discrete (heat: g^n with
 // g = 1 + alpha*dt*S; the wave with v0 = 0: cos(n*theta), cos(theta) = 1 + (c*dt)^2*S/2).
 inline double discrete_factor(const Problem& p, long n) {
-  return with_equation(p.equation, [&]<class Eq>() { return Eq::mode_factor(p.coefficients, p.dt, discrete_eigenvalue(p), n); });
+  return with_equation(p.equation,
+                       [&]<class Eq>() { return Eq::mode_factor(p.coefficients, p.dt, discrete_eigenvalue(p), n); });
 }
 
 // ... and of the continuous solution at time t.
 inline double continuous_factor(const Problem& p, double t) {
-  return with_equation(p.equation, [&]<class Eq>() { return Eq::continuous_factor(p.coefficients, continuous_eigenvalue(p), t); });
+  return with_equation(p.equation,
+                       [&]<class Eq>() { return Eq::continuous_factor(p.coefficients, continuous_eigenvalue(p), t); });
 }
 
 }  // namespace heatwave::analytic

@@ -59,7 +59,8 @@ class Solver {
   using Field = Kokkos::View<Real***, Kokkos::LayoutLeft, ExecutionSpace>;  // LayoutLeft: x fastest
 
   Solver(const Problem& p) : problem_(p), grid_(p) {
-    for (Field* f : {&u_, &u_next_, &u_prev_}) *f = Field("reference field", grid_.extent(0), grid_.extent(1), grid_.extent(2));
+    for (Field* f : {&u_, &u_next_, &u_prev_})
+      *f = Field("reference field", grid_.extent(0), grid_.extent(1), grid_.extent(2));
   }
 
   // u0, and for the wave v0 in u_prev (where the Taylor start step reads it).
@@ -101,8 +102,8 @@ class Solver {
         auto at = [&](int offset) {
           return u(x + (a == 0 ? offset : 0), y + (a == 1 ? offset : 0), z + (a == 2 ? offset : 0));
         };
-        const Real d2 = radius == 1 ? at(-1) - 2 * at(0) + at(1)
-                                    : (-at(-2) + 16 * at(-1) - 30 * at(0) + 16 * at(1) - at(2)) / 12;
+        const Real d2 =
+            radius == 1 ? at(-1) - 2 * at(0) + at(1) : (-at(-2) + 16 * at(-1) - 30 * at(0) + 16 * at(1) - at(2)) / 12;
         lap += d2 * inv_h2[a];
       }
       return lap;
@@ -130,9 +131,9 @@ class Solver {
     const Laplacian lap = laplacian(u_);
     const Field u = u_, next = u_next_;
     const Real alpha_dt = static_cast<Real>(problem_.coefficients.get("alpha") * problem_.dt);
-    Kokkos::parallel_for("reference heat step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
-      next(x, y, z) = u(x, y, z) + alpha_dt * lap(x, y, z);
-    });
+    Kokkos::parallel_for(
+        "reference heat step", interior(),
+        KOKKOS_LAMBDA(int x, int y, int z) { next(x, y, z) = u(x, y, z) + alpha_dt * lap(x, y, z); });
     std::swap(u_, u_next_);
     fill_ghosts(u_);
   }
@@ -153,21 +154,27 @@ class Solver {
     const Real half_gamma_dt = static_cast<Real>(0.5 * gamma * problem_.dt);
     const Real half_gamma_dt2 = static_cast<Real>(0.5 * gamma * problem_.dt * problem_.dt);
     if (step_ == 0 && damped)
-      Kokkos::parallel_for("reference damped wave start", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
-        next(x, y, z) = u(x, y, z) + dt * prev(x, y, z) + half_c2dt2 * lap(x, y, z) - half_gamma_dt2 * prev(x, y, z);
-      });
+      Kokkos::parallel_for(
+          "reference damped wave start", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+            next(x, y, z) =
+                u(x, y, z) + dt * prev(x, y, z) + half_c2dt2 * lap(x, y, z) - half_gamma_dt2 * prev(x, y, z);
+          });
     else if (step_ == 0)
-      Kokkos::parallel_for("reference wave start", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
-        next(x, y, z) = u(x, y, z) + dt * prev(x, y, z) + half_c2dt2 * lap(x, y, z);
-      });
+      Kokkos::parallel_for(
+          "reference wave start", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+            next(x, y, z) = u(x, y, z) + dt * prev(x, y, z) + half_c2dt2 * lap(x, y, z);
+          });
     else if (damped)
-      Kokkos::parallel_for("reference damped wave step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
-        next(x, y, z) = (2 * u(x, y, z) - prev(x, y, z) + c2dt2 * lap(x, y, z) + half_gamma_dt * prev(x, y, z)) / (1 + half_gamma_dt);
-      });
+      Kokkos::parallel_for(
+          "reference damped wave step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+            next(x, y, z) = (2 * u(x, y, z) - prev(x, y, z) + c2dt2 * lap(x, y, z) + half_gamma_dt * prev(x, y, z)) /
+                            (1 + half_gamma_dt);
+          });
     else
-      Kokkos::parallel_for("reference wave step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
-        next(x, y, z) = 2 * u(x, y, z) - prev(x, y, z) + c2dt2 * lap(x, y, z);
-      });
+      Kokkos::parallel_for(
+          "reference wave step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+            next(x, y, z) = 2 * u(x, y, z) - prev(x, y, z) + c2dt2 * lap(x, y, z);
+          });
     // u_prev <- u, u <- next; the old u_prev becomes the next scratch buffer.
     std::swap(u_prev_, u_);
     std::swap(u_, u_next_);
@@ -193,27 +200,28 @@ class Solver {
         for (int b = 0; b < 3; ++b) lo[b] = grid_.ghosts[b], hi[b] = grid_.ghosts[b] + grid_.n[b];
         if (face.type == BoundaryType::dirichlet) {  // the face point holds g
           lo[a] = g0 + (side == 0 ? 0 : n - 1), hi[a] = lo[a] + 1;
-          Kokkos::parallel_for("reference dirichlet face", Range3(lo, hi),
-                               KOKKOS_LAMBDA(int x, int y, int z) { u(x, y, z) = g; });
+          Kokkos::parallel_for(
+              "reference dirichlet face", Range3(lo, hi), KOKKOS_LAMBDA(int x, int y, int z) { u(x, y, z) = g; });
         }
         // Along axis a the range runs over j = 1..r (the ghost distance).
         lo[a] = 1, hi[a] = grid_.radius + 1;
-        Kokkos::parallel_for("reference ghosts", Range3(lo, hi), KOKKOS_LAMBDA(int x, int y, int z) {
-          int ghost[3] = {x, y, z}, source[3] = {x, y, z};
-          const int j = ghost[a];
-          const long boundary = side == 0 ? 0 : n - 1;
-          const long outward = side == 0 ? -1 : 1;
-          ghost[a] = static_cast<int>(g0 + boundary + outward * j);
-          if (face.type == BoundaryType::periodic)
-            source[a] = static_cast<int>(g0 + (side == 0 ? n - j : j - 1));
-          else
-            source[a] = static_cast<int>(g0 + boundary - outward * j);
-          const Real inside = u(source[0], source[1], source[2]);
-          Real value = inside;
-          if (face.type == BoundaryType::dirichlet) value = 2 * g - inside;
-          if (face.type == BoundaryType::neumann) value = inside + static_cast<Real>(2 * j * h * face.value);
-          u(ghost[0], ghost[1], ghost[2]) = value;
-        });
+        Kokkos::parallel_for(
+            "reference ghosts", Range3(lo, hi), KOKKOS_LAMBDA(int x, int y, int z) {
+              int ghost[3] = {x, y, z}, source[3] = {x, y, z};
+              const int j = ghost[a];
+              const long boundary = side == 0 ? 0 : n - 1;
+              const long outward = side == 0 ? -1 : 1;
+              ghost[a] = static_cast<int>(g0 + boundary + outward * j);
+              if (face.type == BoundaryType::periodic)
+                source[a] = static_cast<int>(g0 + (side == 0 ? n - j : j - 1));
+              else
+                source[a] = static_cast<int>(g0 + boundary - outward * j);
+              const Real inside = u(source[0], source[1], source[2]);
+              Real value = inside;
+              if (face.type == BoundaryType::dirichlet) value = 2 * g - inside;
+              if (face.type == BoundaryType::neumann) value = inside + static_cast<Real>(2 * j * h * face.value);
+              u(ghost[0], ghost[1], ghost[2]) = value;
+            });
       }
     Kokkos::fence();
   }
@@ -229,7 +237,8 @@ class Solver {
       for (long y = 0; y < grid_.n[1]; ++y)
         for (long x = 0; x < grid_.n[0]; ++x) {
           const long g[3] = {x, y, z};
-          host(x + grid_.ghosts[0], y + grid_.ghosts[1], z + grid_.ghosts[2]) = static_cast<Real>(initial_value(spec, g));
+          host(x + grid_.ghosts[0], y + grid_.ghosts[1], z + grid_.ghosts[2]) =
+              static_cast<Real>(initial_value(spec, g));
         }
     Kokkos::deep_copy(u, host);
   }
@@ -240,7 +249,8 @@ class Solver {
     out.reserve(static_cast<std::size_t>(grid_.n[0] * grid_.n[1] * grid_.n[2]));
     for (long z = 0; z < grid_.n[2]; ++z)
       for (long y = 0; y < grid_.n[1]; ++y)
-        for (long x = 0; x < grid_.n[0]; ++x) out.push_back(host(x + grid_.ghosts[0], y + grid_.ghosts[1], z + grid_.ghosts[2]));
+        for (long x = 0; x < grid_.n[0]; ++x)
+          out.push_back(host(x + grid_.ghosts[0], y + grid_.ghosts[1], z + grid_.ghosts[2]));
     return out;
   }
 
@@ -272,8 +282,7 @@ std::vector<Fields> run_in(const Problem& problem, const std::vector<long>& at_s
 
 std::vector<Fields> run(const Problem& problem, const std::vector<long>& at_steps) {
   ensure_kokkos();
-  return problem.precision == Precision::float32 ? run_in<float>(problem, at_steps)
-                                                          : run_in<double>(problem, at_steps);
+  return problem.precision == Precision::float32 ? run_in<float>(problem, at_steps) : run_in<double>(problem, at_steps);
 }
 
 std::string description() {

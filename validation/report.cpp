@@ -1,8 +1,8 @@
 #include "validation/report.hpp"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 #include <sys/wait.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,9 +18,12 @@ namespace heatwave::validation {
 
 const char* to_string(Outcome o) {
   switch (o) {
-    case Outcome::pass: return "PASS";
-    case Outcome::fail: return "FAIL";
-    case Outcome::skip: return "SKIP";
+    case Outcome::pass:
+      return "PASS";
+    case Outcome::fail:
+      return "FAIL";
+    case Outcome::skip:
+      return "SKIP";
   }
   return "?";
 }
@@ -86,13 +89,20 @@ void write_json(const Report& r, const std::string& path) {
   j["summary"] = {{"pass", r.count(Outcome::pass)}, {"fail", r.count(Outcome::fail)}, {"skip", r.count(Outcome::skip)}};
   j["rows"] = nlohmann::json::array();
   for (const Row& row : r.rows)
-    j["rows"].push_back({{"case", row.case_name}, {"check", row.check}, {"quantity", row.quantity},
-                         {"measured", row.measured}, {"tolerance", row.tolerance},
-                         {"result", to_string(row.outcome)}, {"note", row.note}});
+    j["rows"].push_back({{"case", row.case_name},
+                         {"check", row.check},
+                         {"quantity", row.quantity},
+                         {"measured", row.measured},
+                         {"tolerance", row.tolerance},
+                         {"result", to_string(row.outcome)},
+                         {"note", row.note}});
   j["ladders"] = nlohmann::json::array();
   for (const Ladder& l : r.ladders)
-    j["ladders"].push_back({{"case", l.case_name}, {"expected_order", l.expected_order}, {"points", l.points},
-                            {"spacing", l.spacing}, {"error", l.error}});
+    j["ladders"].push_back({{"case", l.case_name},
+                            {"expected_order", l.expected_order},
+                            {"points", l.points},
+                            {"spacing", l.spacing},
+                            {"error", l.error}});
   j["plots"] = {{"files", r.plots}, {"note", r.plot_note}};
   write_text(path, j.dump(2) + "\n", "validation report (JSON)");
 }
@@ -105,8 +115,7 @@ void write_markdown(const Report& r, const std::string& path) {
   md << "| case | check | measured | tolerance | result |\n|---|---|---|---|---|\n";
   for (const Row& row : r.rows)
     md << "| " << row.case_name << " | " << row.check << " " << row.quantity << " | " << measured_text(row) << " | "
-       << row.tolerance << " | " << to_string(row.outcome) << (row.note.empty() ? "" : " (" + row.note + ")")
-       << " |\n";
+       << row.tolerance << " | " << to_string(row.outcome) << (row.note.empty() ? "" : " (" + row.note + ")") << " |\n";
   if (!r.ladders.empty()) {
     md << "\n## Convergence\n\n";
     if (r.plots.empty()) md << "No plots: " << r.plot_note << "\n";
@@ -119,8 +128,10 @@ void write_markdown(const Report& r, const std::string& path) {
 void make_plots(Report& r, const std::string& dir) {
   if (r.ladders.empty()) return;
   std::string python = "python3";
-  if (const char* env = std::getenv("HEATWAVE_PYTHON"); env && *env) python = env;
-  else if (std::filesystem::exists("/usr/bin/python3")) python = "/usr/bin/python3";
+  if (const char* env = std::getenv("HEATWAVE_PYTHON"); env && *env)
+    python = env;
+  else if (std::filesystem::exists("/usr/bin/python3"))
+    python = "/usr/bin/python3";
   const std::string script = dir + "/plot_convergence.py", data = dir + "/convergence.json", log = dir + "/plot.log";
   write_text(script, plot_convergence_py, "plot script");
   write_json(r, data);

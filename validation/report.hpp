@@ -12,21 +12,21 @@ const char* to_string(Outcome);
 
 struct Row {
   std::string case_name;
-  std::string check;      // "exact", "reference", "convergence", "conservation"
-  std::string quantity;   // what was measured: "max rel @ step 40", "order 17->33 pts", ...
+  std::string check;     // "exact", "reference", "convergence", "conservation"
+  std::string quantity;  // what was measured: "max rel @ step 40", "order 17->33 pts", ...
   double measured = 0;
   std::string tolerance;  // as the check reads it: "<= 1e-12", "4 +- 0.1"
   Outcome outcome = Outcome::fail;
-  std::string note;       // why it failed or was skipped, when there is more to say
+  std::string note;  // why it failed or was skipped, when there is more to say
 };
 
 // The errors of one convergence study, for the plots.
 struct Ladder {
   std::string case_name;
   double expected_order = 0;
-  std::vector<long> points;      // points on axis x per level
-  std::vector<double> spacing;   // h on axis x per level
-  std::vector<double> error;     // max |u - u_exact| per level
+  std::vector<long> points;     // points on axis x per level
+  std::vector<double> spacing;  // h on axis x per level
+  std::vector<double> error;    // max |u - u_exact| per level
 };
 
 struct Report {

@@ -23,10 +23,14 @@ namespace heatwave::validation {
 
 const char* to_string(CheckKind k) {
   switch (k) {
-    case CheckKind::exact: return "exact";
-    case CheckKind::convergence: return "convergence";
-    case CheckKind::reference: return "reference";
-    case CheckKind::conservation: return "conservation";
+    case CheckKind::exact:
+      return "exact";
+    case CheckKind::convergence:
+      return "convergence";
+    case CheckKind::reference:
+      return "reference";
+    case CheckKind::conservation:
+      return "conservation";
   }
   return "?";
 }
@@ -39,7 +43,8 @@ using yaml::Section;
 
 YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw Error(ExitCode::file_not_found, path + ": cannot open the " + what + " (does it exist, is it readable?)");
+  if (!in)
+    throw Error(ExitCode::file_not_found, path + ": cannot open the " + what + " (does it exist, is it readable?)");
   try {
     return YAML::Load(in);
   } catch (const YAML::ParserException& e) {
@@ -57,8 +62,10 @@ void merge(YAML::Node target, const YAML::Node& patch) {
       continue;
     }
     YAML::Node existing = target[key];
-    if (existing.IsMap() && kv.second.IsMap()) merge(existing, kv.second);
-    else target[key] = YAML::Clone(kv.second);
+    if (existing.IsMap() && kv.second.IsMap())
+      merge(existing, kv.second);
+    else
+      target[key] = YAML::Clone(kv.second);
   }
 }
 
@@ -94,7 +101,8 @@ std::vector<std::vector<Variant>> matrix_axes(const Section& c) {
     if (axis.second.IsSequence()) {
       const std::string last = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
       for (const auto& value : axis.second) {
-        if (!value.IsScalar()) c.fail(ExitCode::wrong_type, value, "'" + c.qualified("matrix." + key) + "'", "expects a list of values");
+        if (!value.IsScalar())
+          c.fail(ExitCode::wrong_type, value, "'" + c.qualified("matrix." + key) + "'", "expects a list of values");
         const std::string text = value.Scalar();
         const bool numeric = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) != 0);
         variants.push_back({numeric ? last + text : text, nested_patch(key, value)});
@@ -110,7 +118,8 @@ std::vector<std::vector<Variant>> matrix_axes(const Section& c) {
       c.fail(ExitCode::wrong_type, axis.second, "'" + c.qualified("matrix." + key) + "'",
              "expects a list of values or a map of named overrides");
     }
-    if (variants.empty()) c.fail(ExitCode::invalid_value, axis.second, "'" + c.qualified("matrix." + key) + "'", "is empty");
+    if (variants.empty())
+      c.fail(ExitCode::invalid_value, axis.second, "'" + c.qualified("matrix." + key) + "'", "is empty");
     axes.push_back(std::move(variants));
   }
   return axes;
@@ -121,22 +130,29 @@ std::vector<std::vector<Variant>> matrix_axes(const Section& c) {
 YAML::Node base_config(const Section& c, const std::map<std::string, YAML::Node>& named, const std::string& suite_dir) {
   YAML::Node n = c.raw("config");
   if (n.IsMap()) return YAML::Clone(n);
-  if (!n.IsScalar()) c.fail(ExitCode::wrong_type, n, "'" + c.qualified("config") + "'", "expects a config map, a name from 'configs' or a file path");
+  if (!n.IsScalar())
+    c.fail(ExitCode::wrong_type, n, "'" + c.qualified("config") + "'",
+           "expects a config map, a name from 'configs' or a file path");
   if (auto it = named.find(n.Scalar()); it != named.end()) return YAML::Clone(it->second);
   const std::filesystem::path path = std::filesystem::path(suite_dir) / n.Scalar();
   YAML::Node file = load_yaml_file(path.string(), "case config");
-  if (!file.IsMap()) c.fail(ExitCode::wrong_type, n, "'" + c.qualified("config") + "'", "names a file that is not a config map");
+  if (!file.IsMap())
+    c.fail(ExitCode::wrong_type, n, "'" + c.qualified("config") + "'", "names a file that is not a config map");
   return file;
 }
 
 double default_tolerance(CheckKind kind, Precision precision) {
   const bool f32 = precision == Precision::float32;
   switch (kind) {
-    case CheckKind::exact: return f32 ? 1e-5 : 1e-12;
+    case CheckKind::exact:
+      return f32 ? 1e-5 : 1e-12;
     // Two implementations round differently, and the differences grow with the steps.
-    case CheckKind::reference: return f32 ? 1e-4 : 1e-11;
-    case CheckKind::conservation: return f32 ? 1e-5 : 1e-12;
-    case CheckKind::convergence: return 0.1;
+    case CheckKind::reference:
+      return f32 ? 1e-4 : 1e-11;
+    case CheckKind::conservation:
+      return f32 ? 1e-5 : 1e-12;
+    case CheckKind::convergence:
+      return 0.1;
   }
   return 0;
 }
@@ -178,7 +194,8 @@ Check parse_check(const Section& checks, const std::string& key, CheckKind kind,
     if (c.order <= 0) s.invalid("order", "must be > 0");
   }
   if (const std::string why = inapplicable(kind, p); !why.empty())
-    checks.fail(ExitCode::invalid_value, n, "'" + checks.qualified(key) + "'", "cannot be checked on this case: " + why);
+    checks.fail(ExitCode::invalid_value, n, "'" + checks.qualified(key) + "'",
+                "cannot be checked on this case: " + why);
   return c;
 }
 
@@ -195,7 +212,8 @@ Case make_case(const Section& c, const std::string& name, YAML::Node config_node
   if (c.has("steps")) {
     out.steps = c.list<long>("steps");
     for (long s : out.steps)
-      if (s < 1 || s > p.steps) c.invalid("steps", "must lie in [1, " + std::to_string(p.steps) + "] (the run's steps)");
+      if (s < 1 || s > p.steps)
+        c.invalid("steps", "must lie in [1, " + std::to_string(p.steps) + "] (the run's steps)");
   }
   Section checks = c.section("checks", {"exact", "convergence", "reference", "conservation"});
   const std::pair<const char*, CheckKind> kinds[] = {{"exact", CheckKind::exact},
@@ -250,7 +268,8 @@ Suite load_suite(const std::string& path) {
     if (!c.has("config")) c.invalid("config", "is required (an inline map, a name from 'configs' or a file)");
     YAML::Node base = base_config(c, named, suite_dir);
     if (c.has("overrides")) {
-      if (!c.raw("overrides").IsMap()) c.fail(ExitCode::wrong_type, c.raw("overrides"), "'" + c.qualified("overrides") + "'", "expects a map");
+      if (!c.raw("overrides").IsMap())
+        c.fail(ExitCode::wrong_type, c.raw("overrides"), "'" + c.qualified("overrides") + "'", "expects a map");
       merge(base, c.raw("overrides"));
     }
     // Expand the matrix: one case per combination of variants.
@@ -267,7 +286,8 @@ Suite load_suite(const std::string& path) {
     }
     for (const auto& [case_name, node] : expanded) {
       for (const Case& existing : suite.cases)
-        if (existing.name == case_name) c.invalid("name", "makes case '" + case_name + "' a second time; case names must be unique");
+        if (existing.name == case_name)
+          c.invalid("name", "makes case '" + case_name + "' a second time; case names must be unique");
       suite.cases.push_back(make_case(c, case_name, node, backend, ranks, path));
     }
   }
@@ -304,9 +324,8 @@ std::vector<Snapshot> run_backend_typed(const Config& config, const std::vector<
 
 // `steps` ascending.
 std::vector<Snapshot> run_backend(const Config& config, const std::vector<long>& steps, MPI_Comm comm) {
-  return with_dims_and_precision(config.dims, config.precision == Precision::float32, [&]<int D, class Real>() {
-    return run_backend_typed<D, Real>(config, steps, comm);
-  });
+  return with_dims_and_precision(config.dims, config.precision == Precision::float32,
+                                 [&]<int D, class Real>() { return run_backend_typed<D, Real>(config, steps, comm); });
 }
 
 const Snapshot& at_step(const std::vector<Snapshot>& snaps, long step) {
@@ -334,8 +353,13 @@ Outcome judge(double measured, double limit) { return measured <= limit ? Outcom
 std::string at_text(long step) { return "@ step " + std::to_string(step); }
 
 Row row(const Case& c, CheckKind kind, std::string quantity, double measured, double tolerance, std::string note = "") {
-  return {c.name, to_string(kind), std::move(quantity), measured, fmt::format("<= {:.0e}", tolerance),
-          judge(measured, tolerance), std::move(note)};
+  return {c.name,
+          to_string(kind),
+          std::move(quantity),
+          measured,
+          fmt::format("<= {:.0e}", tolerance),
+          judge(measured, tolerance),
+          std::move(note)};
 }
 
 void exact_rows(const Case& c, const Check& check, const Problem& p, const std::vector<Snapshot>& snaps,
@@ -376,8 +400,10 @@ void reference_rows(const Case& c, const Check& check, const Problem& p, const s
         diff_sq += d * d;
       }
       const std::string at = " " + at_text(steps[i]);
-      report.rows.push_back(row(c, check.kind, level + std::string(" max rel") + at, diff_max / scale_max, check.tolerance));
-      report.rows.push_back(row(c, check.kind, level + std::string(" L2 rel") + at, std::sqrt(diff_sq / scale_sq), check.tolerance));
+      report.rows.push_back(
+          row(c, check.kind, level + std::string(" max rel") + at, diff_max / scale_max, check.tolerance));
+      report.rows.push_back(
+          row(c, check.kind, level + std::string(" L2 rel") + at, std::sqrt(diff_sq / scale_sq), check.tolerance));
     }
   }
 }
@@ -403,7 +429,8 @@ void conservation_rows(const Case& c, const Check& check, const Problem& p, cons
     }
     const double change = mean ? std::abs(f.mean - start.mean) / std::max(std::abs(start.min), std::abs(start.max))
                                : std::abs(f.energy - start.energy) / std::abs(start.energy);
-    report.rows.push_back(row(c, check.kind, std::string(mean ? "mean" : "energy") + " change " + at_text(s), change, check.tolerance));
+    report.rows.push_back(
+        row(c, check.kind, std::string(mean ? "mean" : "energy") + " change " + at_text(s), change, check.tolerance));
   }
 }
 
@@ -432,8 +459,12 @@ void convergence_rows(const Case& c, const Check& check, MPI_Comm comm, bool rep
   for (int level = 1; level < check.levels; ++level) {
     const double order = std::log(ladder.error[level - 1] / ladder.error[level]) /
                          std::log(ladder.spacing[level - 1] / ladder.spacing[level]);
-    Row r{c.name, "convergence", fmt::format("order {}->{} pts", ladder.points[level - 1], ladder.points[level]),
-          order, fmt::format("{:g} +- {:g}", check.order, check.tolerance), judge(std::abs(order - check.order), check.tolerance),
+    Row r{c.name,
+          "convergence",
+          fmt::format("order {}->{} pts", ladder.points[level - 1], ladder.points[level]),
+          order,
+          fmt::format("{:g} +- {:g}", check.order, check.tolerance),
+          judge(std::abs(order - check.order), check.tolerance),
           fmt::format("errors {:.3e} -> {:.3e}", ladder.error[level - 1], ladder.error[level])};
     report.rows.push_back(r);
   }
@@ -447,8 +478,9 @@ void run_case(const Case& c, Report& report) {
   const bool reporter = world_rank == 0;
   if (c.ranks > world_size) {
     for (const Check& check : c.checks)
-      report.rows.push_back({c.name, to_string(check.kind), "-", 0, "-", Outcome::skip,
-                             fmt::format("needs {} ranks, the job has {}: run under mpirun -n {}", c.ranks, world_size, c.ranks)});
+      report.rows.push_back(
+          {c.name, to_string(check.kind), "-", 0, "-", Outcome::skip,
+           fmt::format("needs {} ranks, the job has {}: run under mpirun -n {}", c.ranks, world_size, c.ranks)});
     return;
   }
   MPI_Comm comm;
@@ -463,7 +495,8 @@ void run_case(const Case& c, Report& report) {
   needed.push_back(info(p.equation).conserved == Conserved::mean ? 0 : 1);
   std::sort(needed.begin(), needed.end());
   needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-  const bool one_run = std::any_of(c.checks.begin(), c.checks.end(), [](const Check& k) { return k.kind != CheckKind::convergence; });
+  const bool one_run =
+      std::any_of(c.checks.begin(), c.checks.end(), [](const Check& k) { return k.kind != CheckKind::convergence; });
   const std::vector<Snapshot> snaps = one_run ? run_backend(c.config, needed, comm) : std::vector<Snapshot>{};
   for (const Check& check : c.checks) {
     switch (check.kind) {
@@ -505,7 +538,8 @@ ExitCode run_suite(const Options& o) {
     const double t0 = now();
     const std::size_t first = report.rows.size();
     run_case(c, report);
-    const bool failed = std::any_of(report.rows.begin() + first, report.rows.end(), [](const Row& r) { return r.outcome == Outcome::fail; });
+    const bool failed = std::any_of(report.rows.begin() + first, report.rows.end(),
+                                    [](const Row& r) { return r.outcome == Outcome::fail; });
     spdlog::info("case {} ({}, {} rank(s)): {} in {:.2f} s", c.name, backend_choice_name(c.config.run.backend), c.ranks,
                  failed ? "FAIL" : "done", now() - t0);
   }
@@ -514,8 +548,10 @@ ExitCode run_suite(const Options& o) {
   int passed = report.passed() ? 1 : 0;
   if (rank == 0) {
     std::filesystem::create_directories(dir);
-    if (o.plots) make_plots(report, dir);
-    else if (!report.ladders.empty()) report.plot_note = "plots turned off (--no-plots)";
+    if (o.plots)
+      make_plots(report, dir);
+    else if (!report.ladders.empty())
+      report.plot_note = "plots turned off (--no-plots)";
     if (!report.plot_note.empty()) spdlog::warn("no convergence plots: {}", report.plot_note);
     const std::string json = o.json_path.empty() ? dir + "/report.json" : o.json_path;
     const std::string markdown = o.markdown_path.empty() ? dir + "/report.md" : o.markdown_path;

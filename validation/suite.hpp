@@ -16,17 +16,17 @@ const char* to_string(CheckKind);
 
 struct Check {
   CheckKind kind = CheckKind::exact;
-  double tolerance = 0;    // exact / reference / conservation: relative; convergence: |order - expected|
+  double tolerance = 0;  // exact / reference / conservation: relative; convergence: |order - expected|
   // convergence only
-  int levels = 3;          // grids, each halving h
-  double time_power = 2;   // dt = nu * h^time_power keeps the time error below the space error
+  int levels = 3;         // grids, each halving h
+  double time_power = 2;  // dt = nu * h^time_power keeps the time error below the space error
   double nu = 0.01;
-  double order = 0;        // expected order (2 * radius unless set)
+  double order = 0;  // expected order (2 * radius unless set)
 };
 
 struct Case {
   std::string name;
-  Config config;            // resolved: base config, overrides, matrix variant, backend
+  Config config;  // resolved: base config, overrides, matrix variant, backend
   int ranks = 1;
   std::vector<long> steps;  // where exact / reference / conservation measure; empty: the run's last step
   std::vector<Check> checks;

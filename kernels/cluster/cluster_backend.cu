@@ -71,8 +71,9 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     kernel_ = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, reason);
     if (!kernel_) return false;
     allocate_outputs();
-    reason = "plan (" + origin + "): " + kernel_->plan().text() + ", " + std::to_string(kernel_->shared_bytes() / 1024) +
-             " KiB shared a block, " + std::to_string(kernel_->active_clusters()) +
+    reason = "plan (" + origin + "): " + kernel_->plan().text() + ", " +
+             std::to_string(kernel_->shared_bytes() / 1024) + " KiB shared a block, " +
+             std::to_string(kernel_->active_clusters()) +
              (kernel_->plan().resident ? " blocks fit at once" : " clusters active at once");
     return true;
   }
@@ -110,9 +111,11 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     allocate_outputs();
     InitialCondition noise{InitialType::random};
     noise.seed = 20261123;
-    fields_.set_initial(fields_.u.get(), InitialSpec::make(noise, problem_.dims, problem_.points, problem_.length, problem_.spacing));
+    fields_.set_initial(fields_.u.get(),
+                        InitialSpec::make(noise, problem_.dims, problem_.points, problem_.length, problem_.spacing));
     noise.seed += 1;
-    fields_.set_initial(fields_.u_next.get(), InitialSpec::make(noise, problem_.dims, problem_.points, problem_.length, problem_.spacing));
+    fields_.set_initial(fields_.u_next.get(),
+                        InitialSpec::make(noise, problem_.dims, problem_.points, problem_.length, problem_.spacing));
     fields_.fill_ghosts(fields_.u.get());
     fields_.fill_ghosts(fields_.u_next.get());
     const auto t0 = std::chrono::steady_clock::now();
@@ -139,10 +142,13 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char text[192];
     if (best && best->second < baseline) {
-      std::snprintf(text, sizeof text, "autotuned: fastest of %d plans, %.3g ms a step against %.3g for the baseline kernel, tuning took %.2f s",
-                    tried, best->second * 1e3, baseline * 1e3, spent);
+      std::snprintf(
+          text, sizeof text,
+          "autotuned: fastest of %d plans, %.3g ms a step against %.3g for the baseline kernel, tuning took %.2f s",
+          tried, best->second * 1e3, baseline * 1e3, spent);
     } else {
-      std::snprintf(text, sizeof text, "autotuned: %.3g ms a step against %.3g for the fastest of %d cluster plans, tuning took %.2f s",
+      std::snprintf(text, sizeof text,
+                    "autotuned: %.3g ms a step against %.3g for the fastest of %d cluster plans, tuning took %.2f s",
                     baseline * 1e3, best ? best->second * 1e3 : 0.0, tried, spent);
       best = std::make_pair(ClusterPlan::baseline_plan(), baseline);
     }
@@ -157,7 +163,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // outputs' ghosts are then filled as after a step.
   void run_cluster(ClusterKernel<D, Real>& kernel, int steps, int ahead, bool start) {
     if (equation_.levels == 2) {
-      kernel.launch(fields_.u.get(), fields_.u_next.get(), out_u_.get(), out_u_prev_.get(), steps, ahead, start, fields_.stream());
+      kernel.launch(fields_.u.get(), fields_.u_next.get(), out_u_.get(), out_u_prev_.get(), steps, ahead, start,
+                    fields_.stream());
       fields_.fill_ghosts(out_u_.get());
       fields_.fill_ghosts(out_u_prev_.get());
     } else {
@@ -192,9 +199,13 @@ std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, c
   return backend;
 }
 
-template std::unique_ptr<Backend<2, float>> make_cluster_backend(const Problem&, const LocalDomain<2>&, const ClusterSettings&, std::string&);
-template std::unique_ptr<Backend<2, double>> make_cluster_backend(const Problem&, const LocalDomain<2>&, const ClusterSettings&, std::string&);
-template std::unique_ptr<Backend<3, float>> make_cluster_backend(const Problem&, const LocalDomain<3>&, const ClusterSettings&, std::string&);
-template std::unique_ptr<Backend<3, double>> make_cluster_backend(const Problem&, const LocalDomain<3>&, const ClusterSettings&, std::string&);
+template std::unique_ptr<Backend<2, float>> make_cluster_backend(const Problem&, const LocalDomain<2>&,
+                                                                 const ClusterSettings&, std::string&);
+template std::unique_ptr<Backend<2, double>> make_cluster_backend(const Problem&, const LocalDomain<2>&,
+                                                                  const ClusterSettings&, std::string&);
+template std::unique_ptr<Backend<3, float>> make_cluster_backend(const Problem&, const LocalDomain<3>&,
+                                                                 const ClusterSettings&, std::string&);
+template std::unique_ptr<Backend<3, double>> make_cluster_backend(const Problem&, const LocalDomain<3>&,
+                                                                  const ClusterSettings&, std::string&);
 
 }  // namespace heatwave::cuda

@@ -41,7 +41,8 @@ __device__ __forceinline__ bool source_coordinate(const ClusterAxis& a, int c, i
 template <class Real>
 __device__ __forceinline__ void load_async(Real* shared, const Real* global) {
   const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(destination), "l"(global), "n"(sizeof(Real)) : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(destination), "l"(global), "n"(sizeof(Real))
+               : "memory");
 }
 template <class Real>
 __device__ __forceinline__ void load_async_pack(Real* shared, const Real* global) {
@@ -52,7 +53,9 @@ __device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\
 __device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most the N newest groups of copies are still in flight.
 template <int N>
-__device__ __forceinline__ void wait_loads_but() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void wait_loads_but() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 // A level in shared memory: `rows` rows of `width` points (a multiple of the
 // pack width V), with V spare points before and after so that the x
@@ -76,8 +79,8 @@ struct SharedPlane {
 // columns, inside the valid rectangle [vx0, vx1) x [vy0, vy1).
 // False (block-uniform) where no face is within reach: nothing to wait for.
 template <int R, class Real>
-__device__ __forceinline__ bool fill_ghosts_2d(Real* u, const ClusterAxis& ax, const ClusterAxis& ay, const SharedPlane& s, int vx0,
-                                               int vx1, int vy0, int vy1) {
+__device__ __forceinline__ bool fill_ghosts_2d(Real* u, const ClusterAxis& ax, const ClusterAxis& ay,
+                                               const SharedPlane& s, int vx0, int vx1, int vy0, int vy1) {
   const bool x_ghosts = (ax.ghosts[0] && vx0 < 0) || (ax.ghosts[1] && vx1 > ax.n);
   const bool y_ghosts = (ay.ghosts[0] && vy0 < 0) || (ay.ghosts[1] && vy1 > ay.n);
   if (!x_ghosts && !y_ghosts) return false;
@@ -88,7 +91,8 @@ __device__ __forceinline__ bool fill_ghosts_2d(Real* u, const ClusterAxis& ax, c
       const int y = first + i / (2 * R), j = i % (2 * R), side = j / R;
       const int x = side == 0 ? j - R : ax.n + j - R;
       const int src = ax.face[side].source(x);
-      if (ax.ghosts[side] && x >= vx0 && x < vx1 && src >= vx0 && src < vx1) u[s.at(x, y)] = ax.face[side].ghost(x, u[s.at(src, y)]);
+      if (ax.ghosts[side] && x >= vx0 && x < vx1 && src >= vx0 && src < vx1)
+        u[s.at(x, y)] = ax.face[side].ghost(x, u[s.at(src, y)]);
     }
   }
   if (y_ghosts) {
@@ -97,7 +101,8 @@ __device__ __forceinline__ bool fill_ghosts_2d(Real* u, const ClusterAxis& ax, c
       const int j = i / ncols, x = first + i % ncols, side = j / R;
       const int y = side == 0 ? j - R : ay.n + j - R;
       const int src = ay.face[side].source(y);
-      if (ay.ghosts[side] && y >= vy0 && y < vy1 && src >= vy0 && src < vy1) u[s.at(x, y)] = ay.face[side].ghost(y, u[s.at(x, src)]);
+      if (ay.ghosts[side] && y >= vy0 && y < vy1 && src >= vy0 && src < vy1)
+        u[s.at(x, y)] = ay.face[side].ghost(y, u[s.at(x, src)]);
     }
   }
   return true;
@@ -119,7 +124,8 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
 
   // The axes as the kernels see them, and the parts of the plan every
   // dimension derives alike. False, with `reason`, where the box is too small.
-  bool set_geometry(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan, std::string& reason) {
+  bool set_geometry(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan,
+                    std::string& reason) {
     const int R = problem.radius;
     radius_ = R;
     int device = 0, can = 0;
@@ -156,7 +162,8 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     constexpr int V = Pack<Real>::width;
     geo_.halo_left = shared_halo_left(plan.k * R, V);
     geo_.width = shared_width(plan.k * R, plan.tile_x, V);
-    laps_ = {LaplacianWeights<D, 1, Real>::make(problem.spacing, strides), LaplacianWeights<D, 2, Real>::make(problem.spacing, strides)};
+    laps_ = {LaplacianWeights<D, 1, Real>::make(problem.spacing, strides),
+             LaplacianWeights<D, 2, Real>::make(problem.spacing, strides)};
     update_ = Update::make(problem.coefficients, problem.dt);
     return true;
   }
@@ -165,14 +172,17 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   bool fits_device(std::string& reason) const {
     const ClusterPlan& q = geo_.plan;
     if (threads_x_ * threads_y_ > 512)
-      return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * threads_y_) + " threads a block (at most 512)", false;
+      return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * threads_y_) +
+                      " threads a block (at most 512)",
+             false;
     int device = 0;
     HW_CUDA(cudaGetDevice(&device));
     cudaDeviceProp prop{};
     HW_CUDA(cudaGetDeviceProperties(&prop, device));
     if (shared_bytes_ > prop.sharedMemPerBlockOptin)
       return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(shared_bytes_ / 1024) +
-                      " KiB of shared memory a block, more than the device's " + std::to_string(prop.sharedMemPerBlockOptin / 1024),
+                      " KiB of shared memory a block, more than the device's " +
+                      std::to_string(prop.sharedMemPerBlockOptin / 1024),
              false;
     return true;
   }
@@ -182,8 +192,10 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   template <class Kernel>
   void allow_shared_memory(Kernel kernel) const {
     HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes_)));
-    HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    if (geo_.plan.blocks() > 8) HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    HW_CUDA(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    if (geo_.plan.blocks() > 8)
+      HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   }
 
   // Clusters of the plan that fit on the device at once (0: they cannot be co-scheduled).
@@ -217,12 +229,15 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
       x.out_hi = x.exchanged[1] ? x.n + ahead * radius_ : x.n;
     }
     auto extent = [&](int a) { return geo_.axis[a].out_hi - geo_.axis[a].out_lo; };
-    auto blocks = [&](int a, int tile, int cluster) { return (extent(a) + cluster * tile - 1) / (cluster * tile) * cluster; };
+    auto blocks = [&](int a, int tile, int cluster) {
+      return (extent(a) + cluster * tile - 1) / (cluster * tile) * cluster;
+    };
     cudaLaunchConfig_t config{};
     if constexpr (D == 2)
       config.gridDim = dim3(blocks(0, q.tile_x, 1), blocks(1, q.tile_y, q.cluster_y));
     else
-      config.gridDim = dim3(blocks(0, q.tile_x, q.cluster_x), blocks(1, q.tile_y, q.cluster_y), (extent(2) + q.tile_z - 1) / q.tile_z);
+      config.gridDim = dim3(blocks(0, q.tile_x, q.cluster_x), blocks(1, q.tile_y, q.cluster_y),
+                            (extent(2) + q.tile_z - 1) / q.tile_z);
     config.blockDim = dim3(threads_x_, threads_y_);
     config.dynamicSmemBytes = shared_bytes_;
     config.stream = stream;
@@ -236,7 +251,9 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   }
 
   template <int R>
-  const LaplacianWeights<D, R, Real>& lap() const { return std::get<R - 1>(laps_); }
+  const LaplacianWeights<D, R, Real>& lap() const {
+    return std::get<R - 1>(laps_);
+  }
 
   int radius_ = 1;
   int threads_x_ = 32, threads_y_ = 1;  // block shape

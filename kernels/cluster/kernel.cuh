@@ -16,15 +16,15 @@ namespace heatwave::cuda {
 
 // One axis of the rank's box as the kernels see it (local coordinates).
 struct ClusterAxis {
-  int n = 1;                     // owned points
-  bool periodic = false;         // one rank spans the axis: loads wrap around
-  int load_lo = 0, load_hi = 0;  // points that hold data: r ghosts past a physical face, H past an exchanged one
-  int core_lo = 0, core_hi = 0;  // points that are not ghosts (owned, plus the halo of an exchanged face)
-  int upd_lo = 0, upd_hi = 0;    // points the stencil updates: core less Dirichlet face points
+  int n = 1;                           // owned points
+  bool periodic = false;               // one rank spans the axis: loads wrap around
+  int load_lo = 0, load_hi = 0;        // points that hold data: r ghosts past a physical face, H past an exchanged one
+  int core_lo = 0, core_hi = 0;        // points that are not ghosts (owned, plus the halo of an exchanged face)
+  int upd_lo = 0, upd_hi = 0;          // points the stencil updates: core less Dirichlet face points
   bool exchanged[2] = {false, false};  // the halo past this side comes from a neighbour rank
   bool ghosts[2] = {false, false};     // a physical face whose r ghost layers the kernel fills
   FaceRule face[2];
-  int out_lo = 0, out_hi = 0;    // points a launch writes back (reach into an exchanged halo by ahead*r)
+  int out_lo = 0, out_hi = 0;  // points a launch writes back (reach into an exchanged halo by ahead*r)
 
   // The face's boundary point, and whether point c is a Dirichlet face point of
   // this rank (every level holds g there): FaceRule::fixed_point on the axis'
@@ -58,8 +58,8 @@ class ClusterKernel {
   // into (out_u, out_u_prev); u_prev is u^{n-1} for an equation second order
   // in time (v0 when `start`), unused otherwise. `ahead`: steps left in the
   // chunk after this launch, how far into exchanged halos to write.
-  virtual void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, int ahead, bool start,
-                      cudaStream_t stream) = 0;
+  virtual void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, int ahead,
+                      bool start, cudaStream_t stream) = 0;
 
   const ClusterPlan& plan() const { return geo_.plan; }
   int active_clusters() const { return active_clusters_; }

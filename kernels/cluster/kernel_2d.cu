@@ -46,8 +46,8 @@ __device__ __forceinline__ bool face_in_pack(const ClusterAxis& a, int x, int co
 // holds global x = xbase at index 0): 16-byte copies where the packs lie
 // inside the directly addressable range and are aligned, points otherwise.
 template <class Real>
-__device__ __forceinline__ void load_row(Real* shared, const Real* global_row, const ClusterAxis& ax, int xbase, int x_lo,
-                                         int x_hi, bool aligned, int tx, int bx) {
+__device__ __forceinline__ void load_row(Real* shared, const Real* global_row, const ClusterAxis& ax, int xbase,
+                                         int x_lo, int x_hi, bool aligned, int tx, int bx) {
   constexpr int V = Pack<Real>::width;
   const int direct_lo = ax.periodic ? 0 : ax.load_lo, direct_hi = ax.periodic ? ax.n : ax.load_hi;
   for (int g = (x_lo - xbase) / V + tx; g * V < x_hi - xbase; g += bx) {
@@ -58,7 +58,8 @@ __device__ __forceinline__ void load_row(Real* shared, const Real* global_row, c
 #pragma unroll
       for (int v = 0; v < V; ++v) {
         int gx;
-        if (x + v >= x_lo && x + v < x_hi && source_coordinate(ax, x + v, gx)) load_async(shared + g * V + v, global_row + gx);
+        if (x + v >= x_lo && x + v < x_hi && source_coordinate(ax, x + v, gx))
+          load_async(shared + g * V + v, global_row + gx);
       }
     }
   }
@@ -76,8 +77,9 @@ __device__ __forceinline__ void shared_levels_2d(const ClusterGeometry<2>& geo, 
 // into u_next, which the first step overwrites) and sets the Dirichlet face
 // points of u_next to g: no step writes them.
 template <class Real, int Levels>
-__device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Real* u, const Real* u_prev, const ClusterGeometry<2>& geo,
-                                             const SharedPlane& s, int lx0, int lx1, int ly0, int ly1) {
+__device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Real* u, const Real* u_prev,
+                                             const ClusterGeometry<2>& geo, const SharedPlane& s, int lx0, int lx1,
+                                             int ly0, int ly1) {
   constexpr int V = Pack<Real>::width;
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
@@ -89,7 +91,8 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
     if (!source_coordinate(ay, y, gy)) continue;
     const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
     load_row(u_now + s.at(s.xbase, y), u + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
-    if constexpr (Levels == 2) load_row(u_next + s.at(s.xbase, y), u_prev + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
+    if constexpr (Levels == 2)
+      load_row(u_next + s.at(s.xbase, y), u_prev + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
   }
   wait_loads();
   __syncthreads();
@@ -112,9 +115,10 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
 // Starting: the first step of an equation second order in time (a template
 // parameter: no branch a row).
 template <int R, class Real, class Eq, bool Starting>
-__device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx, bool whole, int cx0, int cx1,
-                                                int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
-                                                const LaplacianWeights<2, R, Real>& lap, const typename Eq::template Update<Real>& up) {
+__device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx,
+                                                bool whole, int cx0, int cx1, int cy0, int cy1, int rows_log2,
+                                                const ClusterAxis& ax, const LaplacianWeights<2, R, Real>& lap,
+                                                const typename Eq::template Update<Real>& up) {
   using Vec = Pack<Real>;
   constexpr int V = Vec::width;
   const int W = s.W;
@@ -147,9 +151,12 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
 #pragma unroll
       for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
       lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
-      if constexpr (Eq::levels == 1) result.v[v] = up.step(centre, centre, lap_value);
-      else if constexpr (Starting) result.v[v] = up.start(centre, result.v[v], lap_value);
-      else result.v[v] = up.step(centre, result.v[v], lap_value);
+      if constexpr (Eq::levels == 1)
+        result.v[v] = up.step(centre, centre, lap_value);
+      else if constexpr (Starting)
+        result.v[v] = up.start(centre, result.v[v], lap_value);
+      else
+        result.v[v] = up.step(centre, result.v[v], lap_value);
     }
     store_pack(b, result);
 #pragma unroll
@@ -167,18 +174,22 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
 }
 
 template <int R, class Real, class Eq>
-__device__ __forceinline__ void stencil_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx, bool whole, int cx0, int cx1,
-                                           int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
-                                           const LaplacianWeights<2, R, Real>& lap, const typename Eq::template Update<Real>& up, bool starting) {
-  if (Eq::levels == 2 && starting) stencil_rows_2d<R, Real, Eq, true>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
-  else stencil_rows_2d<R, Real, Eq, false>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
+__device__ __forceinline__ void stencil_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx, bool whole,
+                                           int cx0, int cx1, int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
+                                           const LaplacianWeights<2, R, Real>& lap,
+                                           const typename Eq::template Update<Real>& up, bool starting) {
+  if (Eq::levels == 2 && starting)
+    stencil_rows_2d<R, Real, Eq, true>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
+  else
+    stencil_rows_2d<R, Real, Eq, false>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
 }
 
 // Writes [wx0, wx1) x [wy0, wy1) of u_now (two levels: and of u_next, its
 // u^{n-1}) to global memory, packs where aligned.
 template <class Real, int Levels>
-__device__ __forceinline__ void store_tile_2d(const Real* u_now, const Real* u_next, Real* out_u, Real* out_u_prev, const ClusterGeometry<2>& geo,
-                                              const SharedPlane& s, int wx0, int wx1, int wy0, int wy1) {
+__device__ __forceinline__ void store_tile_2d(const Real* u_now, const Real* u_next, Real* out_u, Real* out_u_prev,
+                                              const ClusterGeometry<2>& geo, const SharedPlane& s, int wx0, int wx1,
+                                              int wy0, int wy1) {
   constexpr int V = Pack<Real>::width;
   const bool aligned = (geo.lead + s.xbase) % V == 0;
   for (int y = wy0 + static_cast<int>(threadIdx.y); y < wy1; y += blockDim.y) {
@@ -201,10 +212,11 @@ __device__ __forceinline__ void store_tile_2d(const Real* u_now, const Real* u_n
 }
 
 template <int R, class Real, class Eq>
-__global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev,
-                                                         Real* __restrict__ out_u, Real* __restrict__ out_u_prev,
-                                                         const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
-                                                         const typename Eq::template Update<Real> up, const int steps, const bool start) {
+__global__ void __launch_bounds__(512)
+    cluster_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
+                      Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
+                      const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
+                      const int steps, const bool start) {
   constexpr int V = Pack<Real>::width;
   cg::cluster_group cluster = cg::this_cluster();
   const int W = geo.width;
@@ -225,8 +237,8 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
 
   // What step 1 reads.
   const int reach = steps * R;
-  load_tile_2d<Real, Eq::levels>(u_now, u_next, u, u_prev, geo, s, x0 - reach, x0 + TX + reach, y0 - (outer_lo ? reach : R),
-                           y0 + TY + (outer_hi ? reach : R));
+  load_tile_2d<Real, Eq::levels>(u_now, u_next, u, u_prev, geo, s, x0 - reach, x0 + TX + reach,
+                                 y0 - (outer_lo ? reach : R), y0 + TY + (outer_hi ? reach : R));
 
   for (int step = 1; step <= steps; ++step) {
     const int left = (steps - step) * R;  // how far past the tile the step computes, on outer sides
@@ -256,18 +268,22 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
     // (c) the stencil over the step's region, less faces and ghosts.
     const int cx0 = max(x0 - left, ax.upd_lo), cx1 = min(x0 + TX + left, ax.upd_hi);
     const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
-    stencil_2d<R, Real, Eq>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up, Eq::levels == 2 && start && step == 1);
+    stencil_2d<R, Real, Eq>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up,
+                            Eq::levels == 2 && start && step == 1);
     // (d) publish the new level; swap.
-    if (B > 1) cluster.sync();
-    else __syncthreads();
+    if (B > 1)
+      cluster.sync();
+    else
+      __syncthreads();
     Real* t = u_now;
     u_now = u_next;
     u_next = t;
   }
 
   // The block's tile: updated points the launch owns.
-  store_tile_2d<Real, Eq::levels>(u_now, u_next, out_u, out_u_prev, geo, s, max(max(x0, ax.out_lo), ax.upd_lo), min(min(x0 + TX, ax.out_hi), ax.upd_hi),
-                            max(max(y0, ay.out_lo), ay.upd_lo), min(min(y0 + TY, ay.out_hi), ay.upd_hi));
+  store_tile_2d<Real, Eq::levels>(u_now, u_next, out_u, out_u_prev, geo, s, max(max(x0, ax.out_lo), ax.upd_lo),
+                                  min(min(x0 + TX, ax.out_hi), ax.upd_hi), max(max(y0, ay.out_lo), ay.upd_lo),
+                                  min(min(y0 + TY, ay.out_hi), ay.upd_hi));
 }
 
 // ------------------------------------------------------- 2D resident kernel ---
@@ -284,11 +300,11 @@ __global__ void __launch_bounds__(512) cluster_kernel_2d(const Real* __restrict_
 // MPI-exchanged faces; clusters of one block (DSMEM did not pay in 2D).
 
 template <int R, class Real, class Eq>
-__global__ void __launch_bounds__(512) resident_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev,
-                                                          Real* __restrict__ out_u, Real* __restrict__ out_u_prev,
-                                                          const ClusterGeometry<2> geo, const LaplacianWeights<2, R, Real> lap,
-                                                          const typename Eq::template Update<Real> up, const int steps, const bool start,
-                                                          Real* __restrict__ edges) {
+__global__ void __launch_bounds__(512)
+    resident_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
+                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
+                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
+                       const int steps, const bool start, Real* __restrict__ edges) {
   constexpr int V = Pack<Real>::width;
   cg::grid_group grid = cg::this_grid();
   const int W = geo.width;
@@ -311,7 +327,9 @@ __global__ void __launch_bounds__(512) resident_kernel_2d(const Real* __restrict
     return edges + ((((static_cast<long>(parity) * nby + by) * nbx + bx) * 4 + side) * R + j) * E;
   };
   // The neighbour block along an axis, or -1 past a physical face.
-  auto neighbour = [&](int b, int nb, bool periodic, int dir) { return b + dir >= 0 && b + dir < nb ? b + dir : periodic ? (b + dir + nb) % nb : -1; };
+  auto neighbour = [&](int b, int nb, bool periodic, int dir) {
+    return b + dir >= 0 && b + dir < nb ? b + dir : periodic ? (b + dir + nb) % nb : -1;
+  };
   const int bx = blockIdx.x, by = blockIdx.y;
   const int west = neighbour(bx, nbx, ax.periodic, -1), east = neighbour(bx, nbx, ax.periodic, 1);
   const int south = neighbour(by, nby, ay.periodic, -1), north = neighbour(by, nby, ay.periodic, 1);
@@ -319,7 +337,8 @@ __global__ void __launch_bounds__(512) resident_kernel_2d(const Real* __restrict
 
   load_tile_2d<Real, Eq::levels>(u_now, u_next, u, u_prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R);
   for (int step = 1; step <= steps; ++step) {
-    stencil_2d<R, Real, Eq>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up, Eq::levels == 2 && start && step == 1);
+    stencil_2d<R, Real, Eq>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up,
+                            Eq::levels == 2 && start && step == 1);
     __syncthreads();
     if (step < steps) {
       const int parity = step & 1;
@@ -387,18 +406,23 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
         fits = fits && (n % t == 0 || n % t > R);  // a neighbour's edge lies in one tile
       }
       if (!fits)
-        return reason = "invalid cluster plan (" + q.text() + "): resident mode is 2D, tiles (and the last, partial ones) wider than r, "
-                        "thread rows a power of 2", false;
+        return reason = "invalid cluster plan (" + q.text() +
+                        "): resident mode is 2D, tiles (and the last, partial ones) wider than r, "
+                        "thread rows a power of 2",
+               false;
       for (int a = 0; a < 2; ++a)
         if (domain.exchanged[a][0] || domain.exchanged[a][1])
-          return reason = "cluster plan (" + q.text() + "): resident mode keeps a whole domain on chip, and this rank's has MPI-exchanged faces",
+          return reason = "cluster plan (" + q.text() +
+                          "): resident mode keeps a whole domain on chip, and this rank's has MPI-exchanged faces",
                  false;
       geo_.halo_left = shared_halo_left(R, V);
       geo_.width = shared_width(R, q.tile_x, V);
       geo_.rows = q.tile_y + 2 * R;
     } else {
-      if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R || !power_of_2)
-        return reason = "invalid cluster plan (" + q.text() + "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
+      if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R ||
+          !power_of_2)
+        return reason = "invalid cluster plan (" + q.text() +
+                        "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
                false;
       geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
     }
@@ -410,12 +434,14 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
 
     if (q.resident) {
       // Every tile must be on chip at once: the grid synchronises each step.
-      const int room = with_radius(R, [&]<int RR>() { return resident_room(resident_kernel_2d<RR, Real, Eq>, threads_x_ * threads_y_, shared_bytes_); });
+      const int room = with_radius(R, [&]<int RR>() {
+        return resident_room(resident_kernel_2d<RR, Real, Eq>, threads_x_ * threads_y_, shared_bytes_);
+      });
       const dim3 grid = resident_grid();
       const long tiles = static_cast<long>(grid.x) * grid.y;
       if (tiles > room)
-        return reason = "cluster plan (" + q.text() + "): the domain's " + std::to_string(tiles) + " tiles do not fit on chip at once (room for " +
-                        std::to_string(room) + ")",
+        return reason = "cluster plan (" + q.text() + "): the domain's " + std::to_string(tiles) +
+                        " tiles do not fit on chip at once (room for " + std::to_string(room) + ")",
                false;
       active_clusters_ = room;
       // Edges: 2 parities x tiles x 4 sides x r x the longer tile side.
@@ -450,11 +476,11 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     }
     with_radius(this->radius_, [&]<int R>() {
       if (geo_.plan.resident)
-        HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(),
-                                   this->update_, steps, start, edges_.get()));
+        HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start, edges_.get()));
       else
-        HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel_2d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(),
-                                   this->update_, steps, start));
+        HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel_2d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start));
     });
     HW_CUDA(cudaGetLastError());
   }
@@ -462,7 +488,8 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
  private:
   // A resident launch: a block a tile of the whole domain.
   dim3 resident_grid() const {
-    return dim3((geo_.axis[0].n + geo_.plan.tile_x - 1) / geo_.plan.tile_x, (geo_.axis[1].n + geo_.plan.tile_y - 1) / geo_.plan.tile_y);
+    return dim3((geo_.axis[0].n + geo_.plan.tile_x - 1) / geo_.plan.tile_x,
+                (geo_.axis[1].n + geo_.plan.tile_y - 1) / geo_.plan.tile_y);
   }
 
   DeviceBuffer<Real> edges_;  // resident: the tiles' edges, each step (two parities)
@@ -476,7 +503,9 @@ std::unique_ptr<ClusterKernel<2, Real>> make_cluster_kernel(const Problem& probl
   return configured_kernel<ClusterKernel2D, 2, Real>(problem, domain, plan, reason);
 }
 
-template std::unique_ptr<ClusterKernel<2, float>> make_cluster_kernel(const Problem&, const LocalDomain<2>&, const ClusterPlan&, std::string&);
-template std::unique_ptr<ClusterKernel<2, double>> make_cluster_kernel(const Problem&, const LocalDomain<2>&, const ClusterPlan&, std::string&);
+template std::unique_ptr<ClusterKernel<2, float>> make_cluster_kernel(const Problem&, const LocalDomain<2>&,
+                                                                      const ClusterPlan&, std::string&);
+template std::unique_ptr<ClusterKernel<2, double>> make_cluster_kernel(const Problem&, const LocalDomain<2>&,
+                                                                       const ClusterPlan&, std::string&);
 
 }  // namespace heatwave::cuda

@@ -37,7 +37,9 @@ namespace {
 // heat fits 64 registers (two blocks of up to 512 threads), the wave, which
 // also reads u^{m-1}, gains nothing from two (H100, 512^3: docs/performance.md).
 template <int Levels>
-constexpr int min_blocks_3d() { return Levels == 2 ? 1 : 2; }
+constexpr int min_blocks_3d() {
+  return Levels == 2 ? 1 : 2;
+}
 // Levels a 3D launch can pipeline (each is unrolled code; deeper pipelines
 // recompute more halo than they save).
 __host__ __device__ constexpr int max_levels_3d(int R) { return R == 1 ? 4 : 3; }
@@ -74,8 +76,9 @@ __device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], cons
 template <int R, class Real, class Eq, int Steps, bool Clustered>
 __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     cluster_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                      Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
-                      const typename Eq::template Update<Real> up, int /* steps: Steps */, const bool start) {
+                      Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo,
+                      const LaplacianWeights<3, R, Real> lap, const typename Eq::template Update<Real> up,
+                      int /* steps: Steps */, const bool start) {
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, reach = Steps * R;
@@ -191,8 +194,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   for (int i = 0; i < in_flight; ++i) load_plane(i);
   for (int i = 0; i < iterations; ++i) {
     wait_loads_but<in_flight - 1>();  // plane i has landed
-    if constexpr (Clustered) cluster.sync();  // also: the peers' planes of the last iteration are complete
-    else __syncthreads();
+    if constexpr (Clustered)
+      cluster.sync();  // also: the peers' planes of the last iteration are complete
+    else
+      __syncthreads();
     load_plane(i + in_flight);  // lands while the next in_flight iterations compute
 
     // x and y ghosts of the planes levels 1..Steps-1 made in the last
@@ -222,7 +227,8 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
         for (int side = 0; side < 2; ++side) {
           if (side == 0 ? peer_x0 : peer_x1) {
             const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -1 : 1));
-            const int shift = side == 0 ? -TX : TX, first_x = side == 0 ? x0 - R : x0 + TX;  // shift: the peer's x0 - ours
+            const int shift = side == 0 ? -TX : TX,
+                      first_x = side == 0 ? x0 - R : x0 + TX;  // shift: the peer's x0 - ours
             for (int k = tid; k < R * (cy1 - cy0); k += nthreads) {
               const int xx = first_x + k % R, yy = cy0 + k / R;
               u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx - shift, yy)];
@@ -254,7 +260,8 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
         Vec column[2 * R + 1];
 #pragma unroll
         for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(plane_of(t - 1, q - R + j) + own);
-        if (t >= 2 && ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R))) mirror_z_ghosts<R>(column, az, p);
+        if (t >= 2 && ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R)))
+          mirror_z_ghosts<R>(column, az, p);
         const Real* c = plane_of(t - 1, q) + own;
         const Vec& mid = column[R];
         Real left_x[R + 1], right_x[R + 1];
@@ -264,7 +271,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           left_x[j] = c[-j], right_x[j] = c[V - 1 + j];
           below[j] = load_pack(c - j * W), above[j] = load_pack(c + j * W);
         }
-        if constexpr (two_levels) result = load_pack((t == 1 ? prev0 + (q & (S0 - 1)) * PS : plane_of(t >= 2 ? t - 2 : 0, q)) + own);  // u^{m-1}
+        if constexpr (two_levels)
+          result =
+              load_pack((t == 1 ? prev0 + (q & (S0 - 1)) * PS : plane_of(t >= 2 ? t - 2 : 0, q)) + own);  // u^{m-1}
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const Real centre = mid.v[v];
@@ -281,8 +290,11 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
 #pragma unroll
           for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
           lap_value = lap.add_axis(2, lap_value, lap.along(2, centre, minus, plus));
-          if constexpr (!two_levels) result.v[v] = up.step(centre, centre, lap_value);
-          else result.v[v] = start && t == 1 ? up.start(centre, result.v[v], lap_value) : up.step(centre, result.v[v], lap_value);
+          if constexpr (!two_levels)
+            result.v[v] = up.step(centre, centre, lap_value);
+          else
+            result.v[v] =
+                start && t == 1 ? up.start(centre, result.v[v], lap_value) : up.step(centre, result.v[v], lap_value);
         }
         // Dirichlet face points keep g, z faces first (rare: a branch, not a
         // select a point). ClusterAxis::fixed spelled out here and in the face
@@ -328,7 +340,8 @@ auto kernels_3d(std::integer_sequence<int, S...>) {
 template <int R, class Real, class Eq>
 auto kernel_3d(int steps, bool clustered) {
   constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
-  return clustered ? kernels_3d<R, Real, Eq, true>(counts)[steps - 1] : kernels_3d<R, Real, Eq, false>(counts)[steps - 1];
+  return clustered ? kernels_3d<R, Real, Eq, true>(counts)[steps - 1]
+                   : kernels_3d<R, Real, Eq, false>(counts)[steps - 1];
 }
 
 // ---------------------------------------------------------------- host side ---
@@ -346,8 +359,8 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     constexpr int V = Pack<Real>::width;
     if (q.resident)
       return reason = "invalid cluster plan (" + q.text() + "): resident mode is 2D (3D domains stream along z)", false;
-    if (q.cluster_x < 1 || q.cluster_y < 1 || q.blocks() > 8 || q.k < 1 || q.k > max_levels_3d(R) ||
-        q.tile_x < 2 * R || q.tile_y < 2 * R || q.tile_z < 1 || q.threads_y != 1)
+    if (q.cluster_x < 1 || q.cluster_y < 1 || q.blocks() > 8 || q.k < 1 || q.k > max_levels_3d(R) || q.tile_x < 2 * R ||
+        q.tile_y < 2 * R || q.tile_z < 1 || q.threads_y != 1)
       return reason = "invalid cluster plan (" + q.text() + "): 3D clusters are up to 8 blocks over x-y, k from 1 to " +
                       std::to_string(max_levels_3d(R)) + " for radius " + std::to_string(R) +
                       ", tiles >= 2r, tile_z >= 1, threads_y 1 (a thread a pack of the plane)",
@@ -374,8 +387,8 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     cudaLaunchAttribute attribute[1];
     const cudaLaunchConfig_t config = this->launch_config(attribute, ahead, stream);
     with_radius(this->radius_, [&]<int R>() {
-      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u, out_u_prev, geo_,
-                                 this->template lap<R>(), this->update_, steps, start));
+      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
+                                 out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start));
     });
     HW_CUDA(cudaGetLastError());
   }
@@ -389,7 +402,9 @@ std::unique_ptr<ClusterKernel<3, Real>> make_cluster_kernel(const Problem& probl
   return configured_kernel<ClusterKernel3D, 3, Real>(problem, domain, plan, reason);
 }
 
-template std::unique_ptr<ClusterKernel<3, float>> make_cluster_kernel(const Problem&, const LocalDomain<3>&, const ClusterPlan&, std::string&);
-template std::unique_ptr<ClusterKernel<3, double>> make_cluster_kernel(const Problem&, const LocalDomain<3>&, const ClusterPlan&, std::string&);
+template std::unique_ptr<ClusterKernel<3, float>> make_cluster_kernel(const Problem&, const LocalDomain<3>&,
+                                                                      const ClusterPlan&, std::string&);
+template std::unique_ptr<ClusterKernel<3, double>> make_cluster_kernel(const Problem&, const LocalDomain<3>&,
+                                                                       const ClusterPlan&, std::string&);
 
 }  // namespace heatwave::cuda

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -9,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 #include <utility>
-#include <unistd.h>
 
 #include "io/errors.hpp"
 
@@ -17,9 +17,13 @@ namespace heatwave::cuda {
 
 std::string ClusterPlan::text() const {
   if (baseline()) return "the baseline step kernel";
-  if (resident) return "resident, tile " + std::to_string(tile_x) + "x" + std::to_string(tile_y) + ", " + std::to_string(threads_y) + " thread rows";
-  std::string tile = std::to_string(tile_x) + "x" + std::to_string(tile_y) + (tile_z > 0 ? "x" + std::to_string(tile_z) : "");
-  return "cluster " + std::to_string(cluster_x) + "x" + std::to_string(cluster_y) + ", tile " + tile + ", k " + std::to_string(k) +
+  if (resident)
+    return "resident, tile " + std::to_string(tile_x) + "x" + std::to_string(tile_y) + ", " +
+           std::to_string(threads_y) + " thread rows";
+  std::string tile =
+      std::to_string(tile_x) + "x" + std::to_string(tile_y) + (tile_z > 0 ? "x" + std::to_string(tile_z) : "");
+  return "cluster " + std::to_string(cluster_x) + "x" + std::to_string(cluster_y) + ", tile " + tile + ", k " +
+         std::to_string(k) +
          (tile_z > 0 ? "" : ", " + std::to_string(threads_y) + " thread rows");  // 3D: a thread a pack
 }
 
@@ -30,7 +34,8 @@ std::string ClusterPlan::fields() const {
     std::snprintf(buffer, sizeof buffer, "resident,%d,%d,%d", tile_x, tile_y, threads_y);
     return buffer;
   }
-  std::snprintf(buffer, sizeof buffer, "%d,%d,%d,%d,%d,%d,%d", cluster_x, cluster_y, tile_x, tile_y, tile_z, k, threads_y);
+  std::snprintf(buffer, sizeof buffer, "%d,%d,%d,%d,%d,%d,%d", cluster_x, cluster_y, tile_x, tile_y, tile_z, k,
+                threads_y);
   return buffer;
 }
 
@@ -44,9 +49,10 @@ ClusterPlan ClusterPlan::parse(const std::string& s) {
       throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"resident,tile_x,tile_y,threads_y\"");
     return p;
   }
-  if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z, &p.k,
-                  &p.threads_y, &tail) != 7)
-    throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y\"");
+  if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z,
+                  &p.k, &p.threads_y, &tail) != 7)
+    throw Error(ExitCode::invalid_value,
+                "cluster plan '" + s + "': expected \"cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y\"");
   return p;
 }
 
@@ -78,7 +84,9 @@ ClusterPlan plan_3d(int tile_x, int tile_y, int tile_z, int k) {
 }  // namespace
 
 int shared_halo_left(int halo, int pack) { return (halo + pack - 1) / pack * pack; }
-int shared_width(int halo, int tile_x, int pack) { return shared_halo_left(shared_halo_left(halo, pack) + tile_x + halo, pack); }
+int shared_width(int halo, int tile_x, int pack) {
+  return shared_halo_left(shared_halo_left(halo, pack) + tile_x + halo, pack);
+}
 
 namespace {
 // Threads a 3D block of the plan has: a pack of the shared plane each
@@ -176,19 +184,23 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
 ClusterPlanCache::ClusterPlanCache(std::string path) : path_(std::move(path)) {
   if (!path_.empty()) return;
   std::string dir;
-  if (const char* d = std::getenv("HEATWAVE_CACHE_DIR")) dir = d;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME")) dir = std::string(x) + "/heatwave";
-  else if (const char* h = std::getenv("HOME")) dir = std::string(h) + "/.cache/heatwave";
-  else dir = ".heatwave-cache";
+  if (const char* d = std::getenv("HEATWAVE_CACHE_DIR"))
+    dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"))
+    dir = std::string(x) + "/heatwave";
+  else if (const char* h = std::getenv("HOME"))
+    dir = std::string(h) + "/.cache/heatwave";
+  else
+    dir = ".heatwave-cache";
   path_ = dir + "/cluster-plans.json";
 }
 
-std::string ClusterPlanCache::key(const std::string& device, const Problem& problem, const std::vector<long>& owned, bool exchanged) {
+std::string ClusterPlanCache::key(const std::string& device, const Problem& problem, const std::vector<long>& owned,
+                                  bool exchanged) {
   std::string size;
   for (long n : owned) size += (size.empty() ? "" : "x") + std::to_string(n);
   return device + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
-         to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size +
-         (exchanged ? "|mpi" : "");
+         to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size + (exchanged ? "|mpi" : "");
 }
 
 namespace {

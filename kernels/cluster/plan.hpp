@@ -31,9 +31,10 @@ struct ClusterPlan {
   // The plan that says "the baseline step kernel is faster here" (in the plan cache as "baseline").
   static ClusterPlan baseline_plan() { return ClusterPlan{0, 0, 0, 0, 0, 0, 0, false}; }
   bool baseline() const { return cluster_x == 0; }
-  std::string text() const;                        // "cluster 1x2, tile 112x88, k 8, 8 thread rows"
-  std::string fields() const;                      // "1,2,112,88,0,8,8", "resident,120,32,8" or "baseline" (what parse reads)
-  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y" or "resident,tile_x,tile_y,threads_y"; throws invalid_value
+  std::string text() const;    // "cluster 1x2, tile 112x88, k 8, 8 thread rows"
+  std::string fields() const;  // "1,2,112,88,0,8,8", "resident,120,32,8" or "baseline" (what parse reads)
+  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y" or
+                                                   // "resident,tile_x,tile_y,threads_y"; throws invalid_value
   bool operator==(const ClusterPlan&) const = default;
 };
 
@@ -61,7 +62,8 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 class ClusterPlanCache {
  public:
   explicit ClusterPlanCache(std::string path);  // "": the default location
-  static std::string key(const std::string& device, const Problem& problem, const std::vector<long>& owned, bool exchanged);
+  static std::string key(const std::string& device, const Problem& problem, const std::vector<long>& owned,
+                         bool exchanged);
   std::optional<ClusterPlan> find(const std::string& key) const;
   // Records a plan; a cache that cannot be written only costs a warning.
   void store(const std::string& key, const ClusterPlan& plan, double seconds_per_step) const;

@@ -30,7 +30,8 @@ DeviceInfo describe(int index) {
 }
 
 __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n) {
-  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n; k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     out[k] = in[k];
 }
 

@@ -41,7 +41,8 @@ __global__ void ghost_kernel(Real* u, const Layout<D> layout, const AxisFaces<D>
   const FaceRule rule = faces.rule[blockIdx.y];
   const int a = faces.axis;
   const long n = box.size();
-  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<long>(gridDim.x) * blockDim.x) {
     Index<D> i = box_point(box, k), src = i;
     src[a] = rule.source(i[a]);
     u[layout.offset(i)] = rule.ghost(i[a], u[layout.offset(src)]);
@@ -52,7 +53,8 @@ template <int D, class Real>
 __global__ void initial_kernel(Real* u, const Layout<D> layout, const Index<D> offset, const InitialSpec spec) {
   const Box<D> box = layout.owned_box();
   const long n = box.size();
-  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<long>(gridDim.x) * blockDim.x) {
     const Index<D> i = box_point(box, k);
     long g[max_dims] = {0, 0, 0};
 #pragma unroll
@@ -65,10 +67,13 @@ __global__ void initial_kernel(Real* u, const Layout<D> layout, const Index<D> o
 template <int D, class Real, bool ToBuffer>
 __global__ void copy_box_kernel(Real* u, const Layout<D> layout, const Box<D> box, Real* buffer) {
   const long n = box.size();
-  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<long>(gridDim.x) * blockDim.x) {
     const long p = layout.offset(box_point(box, k));
-    if constexpr (ToBuffer) buffer[k] = u[p];
-    else u[p] = buffer[k];
+    if constexpr (ToBuffer)
+      buffer[k] = u[p];
+    else
+      u[p] = buffer[k];
   }
 }
 
@@ -79,15 +84,14 @@ constexpr int stats_slots = 8;
 constexpr int stats_threads = 256;
 
 template <int D, int R, class Real>
-__global__ void __launch_bounds__(stats_threads) stats_kernel(const Real* u, const Real* prev,
-                                                              const LaplacianWeights<D, R, Real> lap,
-                                                              const LocalDomain<D> domain, const Box<D> updated,
-                                                              const double dt, const double c2, const bool energy,
-                                                              double* partials) {
+__global__ void __launch_bounds__(stats_threads)
+    stats_kernel(const Real* u, const Real* prev, const LaplacianWeights<D, R, Real> lap, const LocalDomain<D> domain,
+                 const Box<D> updated, const double dt, const double c2, const bool energy, double* partials) {
   const Box<D> owned = domain.layout.owned_box();
   const long n = owned.size();
   double v_min = INFINITY, v_max = -INFINITY, w_sum = 0, sum = 0, sq = 0, kin = 0, pot = 0, bad = 0;
-  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * blockDim.x) {
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<long>(gridDim.x) * blockDim.x) {
     const Index<D> i = box_point(owned, k);
     const long p = domain.layout.offset(i);
     const double v = u[p];
@@ -126,7 +130,8 @@ __global__ void __launch_bounds__(stats_threads) stats_kernel(const Real* u, con
   if (threadIdx.x < stats_slots) {
     const int s = threadIdx.x;
     double x = shared[s][0];
-    for (int w = 1; w < stats_threads / 32; ++w) x = s == 0 ? fmin(x, shared[s][w]) : s == 1 ? fmax(x, shared[s][w]) : x + shared[s][w];
+    for (int w = 1; w < stats_threads / 32; ++w)
+      x = s == 0 ? fmin(x, shared[s][w]) : s == 1 ? fmax(x, shared[s][w]) : x + shared[s][w];
     partials[blockIdx.x * stats_slots + s] = x;
   }
 }
@@ -134,7 +139,8 @@ __global__ void __launch_bounds__(stats_threads) stats_kernel(const Real* u, con
 }  // namespace
 
 template <int D, class Real>
-DeviceFields<D, Real>::DeviceFields(const Problem& problem, const LocalDomain<D>& domain) : problem_(problem), domain_(domain) {
+DeviceFields<D, Real>::DeviceFields(const Problem& problem, const LocalDomain<D>& domain)
+    : problem_(problem), domain_(domain) {
   domain_.layout.align = Pack<Real>::width;  // rows padded for 16-byte packs
   allocate_poisoned(u);
   allocate_poisoned(u_next);
@@ -159,7 +165,8 @@ void DeviceFields<D, Real>::allocate_poisoned(DeviceBuffer<Real>& field) const {
 
 template <int D, class Real>
 void DeviceFields<D, Real>::set_initial(Real* field, const InitialSpec& spec) {
-  initial_kernel<D, Real><<<grid_for(domain_.layout.owned_box().size(), 256), 256, 0, stream_>>>(field, domain_.layout, domain_.offset, spec);
+  initial_kernel<D, Real><<<grid_for(domain_.layout.owned_box().size(), 256), 256, 0, stream_>>>(field, domain_.layout,
+                                                                                                 domain_.offset, spec);
   HW_CUDA(cudaGetLastError());
 }
 
@@ -205,14 +212,16 @@ void DeviceFields<D, Real>::write(Real* field, const Real* host) {
 template <int D, class Real>
 void DeviceFields<D, Real>::pack(const Real* field, const Box<D>& box, Real* buffer) {
   if (box.empty()) return;
-  copy_box_kernel<D, Real, true><<<grid_for(box.size(), 256), 256, 0, stream_>>>(const_cast<Real*>(field), domain_.layout, box, buffer);
+  copy_box_kernel<D, Real, true>
+      <<<grid_for(box.size(), 256), 256, 0, stream_>>>(const_cast<Real*>(field), domain_.layout, box, buffer);
   HW_CUDA(cudaGetLastError());
 }
 
 template <int D, class Real>
 void DeviceFields<D, Real>::unpack(Real* field, const Box<D>& box, const Real* buffer) {
   if (box.empty()) return;
-  copy_box_kernel<D, Real, false><<<grid_for(box.size(), 256), 256, 0, stream_>>>(field, domain_.layout, box, const_cast<Real*>(buffer));
+  copy_box_kernel<D, Real, false>
+      <<<grid_for(box.size(), 256), 256, 0, stream_>>>(field, domain_.layout, box, const_cast<Real*>(buffer));
   HW_CUDA(cudaGetLastError());
 }
 

@@ -64,6 +64,8 @@ class DeviceFields {
 };
 
 // Blocks for a grid-stride loop over n items.
-inline int grid_for(long n, int threads) { return static_cast<int>(std::min<long>((n + threads - 1) / threads, 65536L)); }
+inline int grid_for(long n, int threads) {
+  return static_cast<int>(std::min<long>((n + threads - 1) / threads, 65536L));
+}
 
 }  // namespace heatwave::cuda

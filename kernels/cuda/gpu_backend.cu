@@ -20,8 +20,9 @@ void GpuBackend<D, Real>::initialize() {
   if (equation_.levels == 2) {
     fields_.set_initial(fields_.u_next.get(), InitialSpec::velocity(problem_));  // v0, where u^{n-1} will be
   } else {  // Dirichlet face points must hold g in both buffers
-    HW_CUDA(cudaMemcpyAsync(fields_.u_next.get(), fields_.u.get(), fields_.domain().layout.storage_size() * sizeof(Real),
-                            cudaMemcpyDeviceToDevice, fields_.stream()));
+    HW_CUDA(cudaMemcpyAsync(fields_.u_next.get(), fields_.u.get(),
+                            fields_.domain().layout.storage_size() * sizeof(Real), cudaMemcpyDeviceToDevice,
+                            fields_.stream()));
   }
   fields_.synchronize();
   step_ = 0;

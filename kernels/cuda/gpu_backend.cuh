@@ -26,7 +26,9 @@ class GpuBackend : public Backend<D, Real> {
   void finish_step() override;
 
   void pack(Level level, const Box<D>& box, Real* buffer) override { fields_.pack(field(level), box, buffer); }
-  void unpack(Level level, const Box<D>& box, const Real* buffer) override { fields_.unpack(field(level), box, buffer); }
+  void unpack(Level level, const Box<D>& box, const Real* buffer) override {
+    fields_.unpack(field(level), box, buffer);
+  }
   MemorySpace memory() const override { return MemorySpace::device; }
   GpuStream stream() const override { return fields_.stream(); }
   void read(Level level, Real* owned) override { fields_.read(field(level), owned); }

@@ -42,7 +42,8 @@ LaunchShape launch_shape(int levels) {
   if (D == 2) s.block_y = 1;
   if (s.block_x * s.block_y > 256 || s.block_x < 1 || s.block_y < 1 || s.chunk < 1 ||
       (s.prefetch != 0 && s.prefetch != 2 && s.prefetch != 4))
-    throw Error(ExitCode::invalid_value, "HEATWAVE_CUDA_LAUNCH: at most 256 threads a block, chunk >= 1, prefetch 0, 2 or 4");
+    throw Error(ExitCode::invalid_value,
+                "HEATWAVE_CUDA_LAUNCH: at most 256 threads a block, chunk >= 1, prefetch 0, 2 or 4");
   return s;
 }
 
@@ -56,10 +57,10 @@ LaunchShape launch_shape(int levels) {
 // LaplacianWeights::along, point by point, in axis order: the same rounding
 // as the host. Start: the first step of an equation second order in time.
 template <int D, int R, int P, class Real, class Eq, bool Start>
-__global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, Real* __restrict__ out,
-                                                   const LaplacianWeights<D, R, Real> lap,
-                                                   const typename Eq::template Update<Real> up, const Box<D> box,
-                                                   const Layout<D> layout, const int chunk) {
+__global__ void __launch_bounds__(256)
+    step_kernel(const Real* __restrict__ u, Real* __restrict__ out, const LaplacianWeights<D, R, Real> lap,
+                const typename Eq::template Update<Real> up, const Box<D> box, const Layout<D> layout,
+                const int chunk) {
   using Vec = Pack<Real>;
   constexpr int V = Vec::width;
   constexpr int S = D - 1;
@@ -83,7 +84,8 @@ __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, R
   // Rows past last-1+R are outside what the stencil may read: never load them.
   Vec win[2 * R + 1 + P], previous[P + 1];
 #pragma unroll
-  for (int j = 0; j < 2 * R + 1 + P; ++j) win[j] = first - R + j <= last - 1 + R ? load_pack(u + p + (j - R) * st) : Vec{};
+  for (int j = 0; j < 2 * R + 1 + P; ++j)
+    win[j] = first - R + j <= last - 1 + R ? load_pack(u + p + (j - R) * st) : Vec{};
   if constexpr (reads_previous) {
 #pragma unroll
     for (int j = 0; j <= P; ++j) previous[j] = first + j < last ? load_pack(out + p + j * st) : Vec{};
@@ -100,7 +102,8 @@ __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, R
     for (int m = 1; m <= R; ++m) n.left[m] = u[q - m], n.right[m] = u[q + V - 1 + m];
     if constexpr (D == 3) {
 #pragma unroll
-      for (int j = 1; j <= R; ++j) n.rows_minus[j] = load_pack(u + q - j * lap.stride[1]), n.rows_plus[j] = load_pack(u + q + j * lap.stride[1]);
+      for (int j = 1; j <= R; ++j)
+        n.rows_minus[j] = load_pack(u + q - j * lap.stride[1]), n.rows_plus[j] = load_pack(u + q + j * lap.stride[1]);
     }
   };
   Sides next;
@@ -138,9 +141,12 @@ __global__ void __launch_bounds__(256) step_kernel(const Real* __restrict__ u, R
         }
         lap_value = lap.add_axis(a, lap_value, lap.along(a, centre, minus, plus));
       }
-      if constexpr (!reads_previous) result.v[v] = up.step(centre, centre, lap_value);
-      else if constexpr (Start) result.v[v] = up.start(centre, previous[0].v[v], lap_value);
-      else result.v[v] = up.step(centre, previous[0].v[v], lap_value);
+      if constexpr (!reads_previous)
+        result.v[v] = up.step(centre, centre, lap_value);
+      else if constexpr (Start)
+        result.v[v] = up.start(centre, previous[0].v[v], lap_value);
+      else
+        result.v[v] = up.step(centre, previous[0].v[v], lap_value);
     }
     if (whole) {
       *reinterpret_cast<Vec*>(out + p) = result;
@@ -186,8 +192,10 @@ class StepKernelOf final : public StepKernel<D, Real> {
           step_kernel<D, R, 2 * static_cast<int>(Half), Real, Eq, Start>
               <<<grid, block, 0, stream>>>(u, u_next, lap, update_, box, layout_, shape_.chunk);
         };
-        if constexpr (Eq::levels == 2) with_bool(start, run);
-        else run.template operator()<false>();
+        if constexpr (Eq::levels == 2)
+          with_bool(start, run);
+        else
+          run.template operator()<false>();
       });
     });
     HW_CUDA(cudaGetLastError());

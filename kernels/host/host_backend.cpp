@@ -180,8 +180,10 @@ class HostBackend final : public Backend<D, Real> {
       for (int a = 1; a < D; ++a) row += (start[a] - box.lo[a]) * scale, scale *= box.extent(a);
       Real* b = buffer + row * n;
       Real* f = u.data() + domain_.layout.offset(start);
-      if (to_buffer) std::copy(f, f + n, b);
-      else std::copy(b, b + n, f);
+      if (to_buffer)
+        std::copy(f, f + n, b);
+      else
+        std::copy(b, b + n, f);
     });
   }
 

@@ -103,7 +103,8 @@ class MpiTransport final : public HaloTransport {
 #endif
     for (const HaloMessage& m : receives) {
       requests_.push_back(MPI_REQUEST_NULL);
-      check_mpi(MPI_Irecv(where(m), static_cast<int>(m.count), type_, m.peer, m.tag, comm_, &requests_.back()), "MPI_Irecv");
+      check_mpi(MPI_Irecv(where(m), static_cast<int>(m.count), type_, m.peer, m.tag, comm_, &requests_.back()),
+                "MPI_Irecv");
       if (staged_) staged_receives_.push_back(m);
     }
   }
@@ -118,7 +119,8 @@ class MpiTransport final : public HaloTransport {
 #endif
     for (const HaloMessage& m : sends) {
       requests_.push_back(MPI_REQUEST_NULL);
-      check_mpi(MPI_Isend(where(m), static_cast<int>(m.count), type_, m.peer, m.tag, comm_, &requests_.back()), "MPI_Isend");
+      check_mpi(MPI_Isend(where(m), static_cast<int>(m.count), type_, m.peer, m.tag, comm_, &requests_.back()),
+                "MPI_Isend");
     }
   }
   void wait() override {
@@ -149,7 +151,7 @@ class MpiTransport final : public HaloTransport {
   MPI_Datatype type_;
   int element_bytes_;
   BackendMemory memory_;
-  bool staged_;  // device fields, MPI on host memory
+  bool staged_;                        // device fields, MPI on host memory
   std::vector<MPI_Request> requests_;  // of the stage in flight
   std::vector<std::unique_ptr<char[]>> host_;
   std::vector<void*> device_;
@@ -168,7 +170,8 @@ std::unique_ptr<HaloTransport> make_halo_transport(HaloTransportKind kind, MPI_C
   int ranks = 1;
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   // One rank has no neighbour to talk to: no NCCL communicator for nothing.
-  if (kind != HaloTransportKind::nccl || ranks == 1) return std::make_unique<MpiTransport>(kind, comm, element_bytes, memory);
+  if (kind != HaloTransportKind::nccl || ranks == 1)
+    return std::make_unique<MpiTransport>(kind, comm, element_bytes, memory);
 #ifdef HEATWAVE_HAVE_NCCL
   if (!memory.stream) throw Error(ExitCode::internal, "the nccl transport needs a GPU backend");
   return cuda::make_nccl_transport(comm, memory.stream, element_bytes);

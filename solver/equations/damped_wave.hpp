@@ -30,8 +30,9 @@ struct DampedWave : Wave {
     Real start_v0, half_c2dt2;     // dt - gamma*dt^2/2, (c*dt)^2/2
     static Update make(const Coefficients& k, double dt) {
       const double c = k.get("c"), d = 0.5 * k.get("gamma") * dt;
-      return {static_cast<Real>(2 / (1 + d)), static_cast<Real>((1 - d) / (1 + d)), static_cast<Real>(c * c * dt * dt / (1 + d)),
-              static_cast<Real>(dt - d * dt), static_cast<Real>(0.5 * c * c * dt * dt)};
+      return {static_cast<Real>(2 / (1 + d)), static_cast<Real>((1 - d) / (1 + d)),
+              static_cast<Real>(c * c * dt * dt / (1 + d)), static_cast<Real>(dt - d * dt),
+              static_cast<Real>(0.5 * c * c * dt * dt)};
     }
     HW_HD Real step(Real u, Real u_prev, Real lap) const { return two_u * u - prev * u_prev + lap_weight * lap; }
     HW_HD Real start(Real u, Real v0, Real lap) const { return u + start_v0 * v0 + half_c2dt2 * lap; }

@@ -24,8 +24,8 @@ namespace heatwave {
 // A coefficient an equation takes from the config (a top-level key).
 struct CoefficientSpec {
   const char* key;
-  double fallback;     // when the config does not give it
-  bool zero_allowed;   // > 0 required, or >= 0
+  double fallback;    // when the config does not give it
+  bool zero_allowed;  // > 0 required, or >= 0
   const char* meaning;
 };
 

@@ -19,7 +19,6 @@
 namespace heatwave {
 namespace {
 
-
 // Same random data into both backends, many steps, every owned bit equal.
 template <int D, class Real>
 void check_bitwise(const char* eq, int radius, const std::string& grid, long steps) {
@@ -43,7 +42,8 @@ void check_bitwise(const char* eq, int radius, const std::string& grid, long ste
       double worst = 0;
       for (std::size_t i = 0; i < n; ++i) {
         if (std::isnan(b[i])) ++nan;
-        if (std::memcmp(&a[i], &b[i], sizeof(Real)) != 0) ++differ, worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+        if (std::memcmp(&a[i], &b[i], sizeof(Real)) != 0)
+          ++differ, worst = std::max(worst, std::abs(double(a[i]) - b[i]));
       }
       EXPECT_EQ(nan, 0) << "unwritten or NaN points on the GPU";
       EXPECT_EQ(differ, 0) << eq << " " << D << "D " << precision << " r" << radius << " " << bc << " grid " << grid
@@ -125,7 +125,8 @@ TEST(GpuInitial, DeviceInitialConditionsMatchTheHost) {
     check_initial<2, float>(exact, 0.0);
     check_initial<3, double>(exact, 0.0);
   }
-  for (const char* smooth : {"{{type: sine, modes: {}}}", "{{type: cosine, modes: {}}}", "{{type: gaussian, width: 0.2}}"}) {
+  for (const char* smooth :
+       {"{{type: sine, modes: {}}}", "{{type: cosine, modes: {}}}", "{{type: gaussian, width: 0.2}}"}) {
     check_initial<2, double>(fmt::format(fmt::runtime(smooth), "[1, 3]"), 1e-15);
     check_initial<3, double>(fmt::format(fmt::runtime(smooth), "[1, 3, 2]"), 1e-15);
     check_initial<3, float>(fmt::format(fmt::runtime(smooth), "[2, 1, 1]"), 2.4e-7);

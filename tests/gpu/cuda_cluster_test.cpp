@@ -22,7 +22,6 @@
 namespace heatwave {
 namespace {
 
-
 bool device_has_clusters() {
   const auto d = cuda::devices();
   return !d.empty() && d[0].clusters;
@@ -31,8 +30,10 @@ bool device_has_clusters() {
 // HEATWAVE_CLUSTER_PLAN for the backends made in this scope.
 struct PlanOverride {
   explicit PlanOverride(const char* plan) {
-    if (plan) setenv("HEATWAVE_CLUSTER_PLAN", plan, 1);
-    else unsetenv("HEATWAVE_CLUSTER_PLAN");
+    if (plan)
+      setenv("HEATWAVE_CLUSTER_PLAN", plan, 1);
+    else
+      unsetenv("HEATWAVE_CLUSTER_PLAN");
   }
   ~PlanOverride() { unsetenv("HEATWAVE_CLUSTER_PLAN"); }
 };
@@ -43,8 +44,8 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const PlanOverride override_plan(plan);
   for (const std::string& bc : test::boundary_sets) {
-    const std::string what = fmt::format("{} {}D {} r{} {} grid {} plan {}", eq, D, precision, radius, bc, grid,
-                                         plan ? plan : "default");
+    const std::string what =
+        fmt::format("{} {}D {} r{} {} grid {} plan {}", eq, D, precision, radius, bc, grid, plan ? plan : "default");
     const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid);
     Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
     const LocalDomain<D> domain = decomposition.template local_domain<D>();
@@ -53,7 +54,8 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
     auto& gpu = chosen.backend;
     const std::string& why = chosen.reason;
     // An autotuned plan may be the baseline kernel (small grids), which says so.
-    if (device_has_clusters() && !(plan == nullptr && why.find("baseline step kernel is faster") != std::string::npos)) {
+    if (device_has_clusters() &&
+        !(plan == nullptr && why.find("baseline step kernel is faster") != std::string::npos)) {
       ASSERT_EQ(gpu->name(), "cuda-cluster") << what << ": " << why;
     }
     const std::size_t n = domain.layout.owned_box().size();
@@ -92,14 +94,14 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
 
 // Plans: cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y (tiles >= 2r for r <= 2).
 const char* plans[] = {
-    nullptr,              // the built-in table
-    "1,1,32,8,0,4,2",     // cluster size 1: no DSMEM, same temporal blocking
-    "1,2,32,8,0,3,1",     // k = 3: remainders of 1 and 2 steps below
+    nullptr,           // the built-in table
+    "1,1,32,8,0,4,2",  // cluster size 1: no DSMEM, same temporal blocking
+    "1,2,32,8,0,3,1",  // k = 3: remainders of 1 and 2 steps below
     "1,4,64,8,0,2,2",
-    "1,4,16,4,0,1,1",     // k = 1: one step a launch, no DSMEM traffic
+    "1,4,16,4,0,1,1",  // k = 1: one step a launch, no DSMEM traffic
     "1,2,128,32,0,4,4",
-    "1,8,32,4,0,2,1",     // clusters larger than the grid along y
-    "1,16,24,4,0,5,2",    // 16 blocks: the non-portable cluster size
+    "1,8,32,4,0,2,1",   // clusters larger than the grid along y
+    "1,16,24,4,0,5,2",  // 16 blocks: the non-portable cluster size
 };
 
 TEST(GpuCluster, Heat2D) {
@@ -122,7 +124,8 @@ TEST(GpuCluster, Wave2D) {
 // resident in 2D, x-y clusters and deep pipelines in 3D.
 TEST(GpuCluster, DampedWave) {
   for (int r : {1, 2}) {
-    for (const char* plan : {static_cast<const char*>(nullptr), "1,2,32,8,0,3,1", "1,4,16,4,0,1,1", "resident,24,12,2"}) {
+    for (const char* plan :
+         {static_cast<const char*>(nullptr), "1,2,32,8,0,3,1", "1,4,16,4,0,1,1", "resident,24,12,2"}) {
       check_cluster<double>("damped_wave", r, "[37, 29]", 7, 3, plan);
       check_cluster<float>("damped_wave", r, "[300, 257]", 5, 2, plan);
     }
@@ -191,7 +194,7 @@ TEST(GpuCluster, OddGridsAndSingleSteps) {
   for (const char* plan : {"1,4,64,8,0,2,2", "1,1,32,8,0,4,2"})
     for (int r : {1, 2}) {
       check_cluster<float>("heat", r, "[129, 65]", 1, 5, plan);  // one step at a time
-      check_cluster<double>("wave", r, "[6, 7]", 4, 3, plan);     // smaller than one tile
+      check_cluster<double>("wave", r, "[6, 7]", 4, 3, plan);    // smaller than one tile
       check_cluster<float>("wave", r, "[255, 33]", 9, 2, plan);
     }
 }
@@ -205,7 +208,9 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
   auto make = [&](const std::string& more) {
     const Config config = load_config_text(
         "equation: heat\nprecision: float32\ngrid: {points: [2048, 2047]}\ntime: {dt: auto, steps: 1}\n"
-        "boundary: dirichlet\ninitial: {type: random}\n" + more, "<gpu test>");
+        "boundary: dirichlet\ninitial: {type: random}\n" +
+            more,
+        "<gpu test>");
     const Problem p = Problem::from(config);
     Decomposition decomposition(p, {}, 1, MPI_COMM_SELF);
     const auto chosen = test::cluster_backend<2, float>(p, decomposition.local_domain<2>(), config.run.cluster);
@@ -227,7 +232,8 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
 template <int D, class Real>
 void expect_fallback(const char* plan, int radius, const char* grid, const char* fragment) {
   const PlanOverride override_plan(plan);
-  const Problem p = test::gpu_case("heat", D, std::is_same_v<Real, float> ? "float32" : "float64", radius, "dirichlet", grid);
+  const Problem p =
+      test::gpu_case("heat", D, std::is_same_v<Real, float> ? "float32" : "float64", radius, "dirichlet", grid);
   Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
   const auto chosen = test::cluster_backend<D, Real>(p, decomposition.template local_domain<D>());
   EXPECT_EQ(chosen.backend->name(), "cuda") << plan;
@@ -236,11 +242,13 @@ void expect_fallback(const char* plan, int radius, const char* grid, const char*
 
 TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<3, float>("4,4,16,16,16,2,1", 1, "[19, 13, 11]", "3D clusters are up to 8 blocks");
-  expect_fallback<3, float>("1,1,16,16,16,4,1", 2, "[19, 13, 11]", "k from 1 to 3 for radius 2");     // windows in registers
-  expect_fallback<2, float>("1,2,3,8,0,2,1", 2, "[37, 29]", "invalid cluster plan");               // a tile narrower than 2r
-  expect_fallback<2, double>("1,2,64,512,0,8,1", 1, "[37, 29]", "KiB of shared memory");            // more than a block may have
+  expect_fallback<3, float>("1,1,16,16,16,4,1", 2, "[19, 13, 11]",
+                            "k from 1 to 3 for radius 2");                                // windows in registers
+  expect_fallback<2, float>("1,2,3,8,0,2,1", 2, "[37, 29]", "invalid cluster plan");      // a tile narrower than 2r
+  expect_fallback<2, double>("1,2,64,512,0,8,1", 1, "[37, 29]", "KiB of shared memory");  // more than a block may have
   expect_fallback<2, float>("resident,120,8,8", 1, "[16384, 4096]", "do not fit on chip at once");  // 69632 tiles
-  expect_fallback<2, float>("resident,24,12,2", 1, "[25, 29]", "tiles (and the last, partial ones) wider than r");  // 25 = 24 + 1
+  expect_fallback<2, float>("resident,24,12,2", 1, "[25, 29]",
+                            "tiles (and the last, partial ones) wider than r");  // 25 = 24 + 1
 }
 
 }  // namespace

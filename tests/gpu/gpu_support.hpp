@@ -49,7 +49,8 @@ void start_from_same_random_fields(const Problem& p, std::size_t n, unsigned see
 // backend: cuda-cluster as a run asks the registry for it: the cluster backend
 // with the reason, or cuda where no cluster plan runs (the reason says why).
 template <int D, class Real>
-ChosenBackend<D, Real> cluster_backend(const Problem& p, const LocalDomain<D>& domain, const ClusterSettings& cluster = {}) {
+ChosenBackend<D, Real> cluster_backend(const Problem& p, const LocalDomain<D>& domain,
+                                       const ClusterSettings& cluster = {}) {
   RunSettings run;
   run.backend = BackendKind::cuda_cluster;
   run.cluster = cluster;
@@ -61,7 +62,8 @@ inline const std::vector<std::string> boundary_sets = {
     "dirichlet",
     "neumann",
     "periodic",
-    "{default: {type: dirichlet, value: 0.25}, x_low: {type: neumann, value: -0.5}, y_high: {type: neumann, value: 1.0}}",
+    "{default: {type: dirichlet, value: 0.25}, x_low: {type: neumann, value: -0.5}, y_high: {type: neumann, value: "
+    "1.0}}",
     "{default: periodic, y_low: {type: dirichlet, value: 1.0}, y_high: {type: neumann, value: 0.0}}",
     "{default: {type: neumann, value: 0.5}, x_low: periodic, x_high: periodic, y_low: {type: dirichlet, value: -0.75}}",
 };

@@ -59,11 +59,13 @@ std::string case_yaml(const Case& c, const std::vector<int>& decomposition, int 
   std::string decomp;
   for (int n : decomposition) decomp += (decomp.empty() ? "" : ", ") + std::to_string(n);
   std::string yaml = "equation: " + c.equation + "\nprecision: " + (c.dims == 2 ? "float64" : "float32") +
-                     "\ngrid: {points: " + (c.dims == 2 ? "[19, 18]" : "[17, 18, 19]") + "}\nstencil: {radius: " +
-                     std::to_string(c.radius) + "}\ntime: {dt: auto, steps: 40}\nboundary: " + boundary_yaml(c.boundary, c.dims) +
-                     "\ninitial: {type: random, seed: 3}\nbackend: " + backend_under_test() + "\nthreads: 1\nparallel: {exchange_every: " +
-                     std::to_string(exchange_every) + ", overlap: " + (overlap ? "true" : "false") +
-                     ", decomposition: [" + decomp + "], halo_transport: " + transport_under_test() + "}\n";
+                     "\ngrid: {points: " + (c.dims == 2 ? "[19, 18]" : "[17, 18, 19]") +
+                     "}\nstencil: {radius: " + std::to_string(c.radius) +
+                     "}\ntime: {dt: auto, steps: 40}\nboundary: " + boundary_yaml(c.boundary, c.dims) +
+                     "\ninitial: {type: random, seed: 3}\nbackend: " + backend_under_test() +
+                     "\nthreads: 1\nparallel: {exchange_every: " + std::to_string(exchange_every) +
+                     ", overlap: " + (overlap ? "true" : "false") + ", decomposition: [" + decomp +
+                     "], halo_transport: " + transport_under_test() + "}\n";
   if (c.equation == "wave") yaml += "velocity: {type: random, seed: 7, amplitude: 0.5}\n";
   return yaml;
 }
@@ -89,7 +91,8 @@ std::vector<Level> levels_of(const Case& c) {
 template <int D, class Real>
 void check_agreement(const Case& c) {
   const int rank = world(MPI_Comm_rank), ranks = world(MPI_Comm_size);
-  const std::string name = c.equation + " " + std::to_string(D) + "D " + c.boundary + " radius " + std::to_string(c.radius);
+  const std::string name =
+      c.equation + " " + std::to_string(D) + "D " + c.boundary + " radius " + std::to_string(c.radius);
   std::vector<std::vector<Real>> expected;
   if (rank == 0) {
     Simulation<D, Real> one(test::config_from(case_yaml(c, std::vector<int>(D, 1), 1, false)), MPI_COMM_SELF);
@@ -103,7 +106,8 @@ void check_agreement(const Case& c) {
   for (const auto& decomposition : decompositions(D, ranks))
     for (int exchange_every : {1, c.radius == 1 ? 3 : 2})
       for (bool overlap : {false, true}) {
-        Simulation<D, Real> many(test::config_from(case_yaml(c, decomposition, exchange_every, overlap)), MPI_COMM_WORLD);
+        Simulation<D, Real> many(test::config_from(case_yaml(c, decomposition, exchange_every, overlap)),
+                                 MPI_COMM_WORLD);
         many.advance(many.problem().steps);
         ASSERT_EQ(many.step(), many.problem().steps);
         for (Level level : levels_of(c)) {
@@ -111,8 +115,9 @@ void check_agreement(const Case& c) {
           if (rank != 0) continue;
           const auto& dims = many.decomposition().dims();
           EXPECT_EQ(test::differing_values(expected[static_cast<std::size_t>(level)], u), 0)
-              << name << " through " << transport_under_test() << " on " << ranks << " ranks as " << dims[0] << " x " << dims[1] << (D == 3 ? " x " + std::to_string(dims[2]) : "")
-              << ", exchange_every " << exchange_every << ", overlap " << overlap << ", level " << static_cast<int>(level);
+              << name << " through " << transport_under_test() << " on " << ranks << " ranks as " << dims[0] << " x "
+              << dims[1] << (D == 3 ? " x " + std::to_string(dims[2]) : "") << ", exchange_every " << exchange_every
+              << ", overlap " << overlap << ", level " << static_cast<int>(level);
         }
       }
 }
@@ -121,8 +126,10 @@ class MpiAgreement : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MpiAgreement, NRanksGiveOneRanksFieldsBitwise) {
   const Case& c = GetParam();
-  if (c.dims == 2) check_agreement<2, double>(c);
-  else check_agreement<3, float>(c);
+  if (c.dims == 2)
+    check_agreement<2, double>(c);
+  else
+    check_agreement<3, float>(c);
 }
 
 std::vector<Case> all_cases() {

@@ -37,13 +37,15 @@ std::string fresh_dir(const std::string& name) {
 
 // Random fields (every bit matters), a Dirichlet value, a periodic axis and
 // deep halos: everything a restart could get wrong.
-std::string restart_case(const std::string& equation, int dims, const std::string& dir, const char* precision = "float64",
-                         const std::string& points = "") {
+std::string restart_case(const std::string& equation, int dims, const std::string& dir,
+                         const char* precision = "float64", const std::string& points = "") {
   const std::string grid = !points.empty() ? points : dims == 2 ? "[23, 17]" : "[13, 11, 9]";
-  std::string yaml = "equation: " + equation + "\nprecision: " + precision + "\ngrid: {points: " + grid +
-                     "}\ntime: {dt: auto, steps: 40}\nboundary: {default: {type: dirichlet, value: 0.25}, x_low: periodic, "
-                     "x_high: periodic}\ninitial: {type: random, seed: 5}\nbackend: host\nparallel: {exchange_every: 2}\n"
-                     "checkpoint: {dir: " + dir + ", keep: 2}\n";
+  std::string yaml =
+      "equation: " + equation + "\nprecision: " + precision + "\ngrid: {points: " + grid +
+      "}\ntime: {dt: auto, steps: 40}\nboundary: {default: {type: dirichlet, value: 0.25}, x_low: periodic, "
+      "x_high: periodic}\ninitial: {type: random, seed: 5}\nbackend: host\nparallel: {exchange_every: 2}\n"
+      "checkpoint: {dir: " +
+      dir + ", keep: 2}\n";
   if (equation == "wave") yaml += "velocity: {type: random, seed: 9, amplitude: 0.5}\n";
   return yaml;
 }
@@ -103,7 +105,8 @@ Error restart_failure(const std::string& yaml, const std::string& checkpoint) {
 
 void expect_message(const Error& e, ExitCode code, std::initializer_list<std::string> fragments) {
   EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(code)) << e.what();
-  for (const auto& f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "'" << f << "' not in: " << e.what();
+  for (const auto& f : fragments)
+    EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "'" << f << "' not in: " << e.what();
 }
 
 std::string heat_checkpoint(const std::string& dir) {
@@ -116,10 +119,12 @@ TEST(IntegrationRestart, IncompatibleConfigIsRefusedNamingTheSetting) {
   const std::string dir = fresh_dir("incompatible");
   const std::string path = heat_checkpoint(dir);
   expect_message(restart_failure<2, double>(restart_case("heat", 2, dir, "float64", "[23, 18]"), path),
-                 ExitCode::incompatible_checkpoint, {path, "'grid.points' is [23, 17] in the checkpoint but [23, 18] in the config"});
+                 ExitCode::incompatible_checkpoint,
+                 {path, "'grid.points' is [23, 17] in the checkpoint but [23, 18] in the config"});
   expect_message(restart_failure<2, double>(restart_case("wave", 2, dir), path), ExitCode::incompatible_checkpoint,
                  {"'equation' is heat in the checkpoint but wave in the config"});
-  expect_message(restart_failure<2, float>(restart_case("heat", 2, dir, "float32"), path), ExitCode::incompatible_checkpoint,
+  expect_message(restart_failure<2, float>(restart_case("heat", 2, dir, "float32"), path),
+                 ExitCode::incompatible_checkpoint,
                  {"'precision' is float64 in the checkpoint but float32 in the config"});
   expect_message(restart_failure<3, double>(restart_case("heat", 3, dir), path), ExitCode::incompatible_checkpoint,
                  {"'dims' is 2 in the checkpoint but 3 in the config"});
@@ -133,7 +138,8 @@ TEST(IntegrationRestart, TruncatedFileIsRefused) {
   const std::string dir = fresh_dir("truncated");
   const std::string path = heat_checkpoint(dir);
   fs::resize_file(path, fs::file_size(path) / 2);
-  expect_message(restart_failure<2, double>(restart_case("heat", 2, dir), path), ExitCode::corrupt_file, {"H5Fopen", path});
+  expect_message(restart_failure<2, double>(restart_case("heat", 2, dir), path), ExitCode::corrupt_file,
+                 {"H5Fopen", path});
 }
 
 TEST(IntegrationRestart, FlippedBytesInADatasetAreRefused) {
@@ -179,8 +185,10 @@ TEST(IntegrationInitialFile, ReadsTheFieldAndRejectsAWrongShape) {
   const std::vector<double> u0 = ramp(7 * 9 * 11);
   // x fastest: the dataset shape is [z, y, x] = [7, 9, 11].
   hdf5::write_fields<double>(file, MPI_COMM_SELF, {{7, 9, 11}, {0, 0, 0}, {7, 9, 11}}, {}, {{"start", u0.data()}});
-  const std::string yaml = "equation: wave\ngrid: {points: [11, 9, 7]}\ntime: {dt: auto, steps: 4}\nboundary: neumann\n"
-                           "initial: {type: file, path: " + file + ", dataset: start}\nbackend: host\n";
+  const std::string yaml =
+      "equation: wave\ngrid: {points: [11, 9, 7]}\ntime: {dt: auto, steps: 4}\nboundary: neumann\n"
+      "initial: {type: file, path: " +
+      file + ", dataset: start}\nbackend: host\n";
   Simulation<3, double> sim(test::config_from(yaml));
   EXPECT_EQ(differing_values(sim.gather(Level::current), u0), 0);
 
@@ -205,7 +213,8 @@ MPI_Comm first_ranks(int ranks) {
 // A checkpoint written halfway on `writers` ranks continues on `readers`
 // ranks, bit for bit equal to one rank's uninterrupted run.
 void check_restart_across(const std::string& equation, int writers, int readers) {
-  const std::string dir = fresh_dir("mpi_restart_" + equation + std::to_string(writers) + "_" + std::to_string(readers));
+  const std::string dir =
+      fresh_dir("mpi_restart_" + equation + std::to_string(writers) + "_" + std::to_string(readers));
   const Config c = test::config_from(restart_case(equation, 2, dir));
   const Problem p = Problem::from(c);
   std::vector<std::vector<double>> expected;
@@ -247,8 +256,8 @@ TEST(MpiRestart, ContinuesOnAnotherRankCount) {
   int size = 1;
   check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
   if (size != 2 && size != 4) GTEST_SKIP() << "needs mpirun -n 2 or -n 4";
-  const std::vector<std::pair<int, int>> moves = size == 2 ? std::vector<std::pair<int, int>>{{1, 2}, {2, 1}}
-                                                           : std::vector<std::pair<int, int>>{{3, 4}, {1, 3}};
+  const std::vector<std::pair<int, int>> moves =
+      size == 2 ? std::vector<std::pair<int, int>>{{1, 2}, {2, 1}} : std::vector<std::pair<int, int>>{{3, 4}, {1, 3}};
   for (const std::string equation : {"heat", "wave"})
     for (const auto& [writers, readers] : moves) check_restart_across(equation, writers, readers);
 }

@@ -46,7 +46,8 @@ std::string replace(std::string s, const std::string& from, const std::string& t
 void expect_error(const std::string& yaml, ExitCode code, std::initializer_list<const char*> fragments) {
   const Error e = failure(yaml);
   EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(code)) << e.what();
-  for (const char* f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "'" << f << "' not in: " << e.what();
+  for (const char* f : fragments)
+    EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "'" << f << "' not in: " << e.what();
 }
 
 TEST(UnitConfig, GoodConfigLoadsWithDefaults) {
@@ -74,13 +75,15 @@ TEST(UnitConfig, MissingFile) {
 }
 
 TEST(UnitConfig, YamlSyntaxErrorGivesLineAndColumn) {
-  expect_error("equation: heat\ngrid:\n  points: [32, 24\n", ExitCode::yaml_syntax, {"case.yaml:", "YAML syntax error"});
+  expect_error("equation: heat\ngrid:\n  points: [32, 24\n", ExitCode::yaml_syntax,
+               {"case.yaml:", "YAML syntax error"});
   const Error e = failure("equation: heat\ngrid: {points: [1, 2]\n  length: : 3\n");
   EXPECT_NE(std::string(e.what()).find("case.yaml:3:"), std::string::npos) << e.what();
 }
 
 TEST(UnitConfig, UnknownKeySuggestsTheNearest) {
-  expect_error(replace(good, "alpha:", "alpah:"), ExitCode::unknown_key, {"case.yaml:6:1", "'alpah'", "did you mean 'alpha'"});
+  expect_error(replace(good, "alpha:", "alpah:"), ExitCode::unknown_key,
+               {"case.yaml:6:1", "'alpah'", "did you mean 'alpha'"});
   expect_error(replace(good, "  steps: 10", "  stepz: 10"), ExitCode::unknown_key, {"'time.stepz'", "'steps'"});
   expect_error(good + "colour: blue\n", ExitCode::unknown_key, {"'colour'", "valid keys here"});
 }
@@ -98,7 +101,8 @@ TEST(UnitConfig, NonPositiveSizesAndValues) {
   expect_error(replace(good, "length: 1.0", "length: -1"), ExitCode::invalid_value, {"'grid.length'"});
   expect_error(replace(good, "alpha: 1.0", "alpha: 0"), ExitCode::invalid_value, {"'alpha'", "> 0"});
   expect_error(replace(good, "steps: 10", "steps: 0"), ExitCode::invalid_value, {"'time.steps'"});
-  expect_error(replace(good, "equation: heat", "equation: maxwell"), ExitCode::invalid_value, {"'maxwell'", "heat, wave"});
+  expect_error(replace(good, "equation: heat", "equation: maxwell"), ExitCode::invalid_value,
+               {"'maxwell'", "heat, wave"});
   expect_error(replace(good, "  steps: 10", "  steps: 10\n  t_end: 1.0"), ExitCode::invalid_value, {"exactly one"});
 }
 
@@ -129,8 +133,10 @@ TEST(UnitConfig, CoefficientOfTheOtherEquationIsRefused) {
 }
 
 TEST(UnitConfig, CheckpointAndOutputSettings) {
-  const Config c = load_config_text(good + "checkpoint: {every: 50, every_seconds: 600, keep: 2, dir: ck}\n"
-                                           "output: {every: 10, fields: [u], dir: out}\n", "case.yaml");
+  const Config c = load_config_text(good +
+                                        "checkpoint: {every: 50, every_seconds: 600, keep: 2, dir: ck}\n"
+                                        "output: {every: 10, fields: [u], dir: out}\n",
+                                    "case.yaml");
   EXPECT_EQ(c.run.checkpoint.every, 50);
   EXPECT_EQ(c.run.checkpoint.every_seconds, 600.0);
   EXPECT_EQ(c.run.checkpoint.keep, 2);
@@ -143,7 +149,8 @@ TEST(UnitConfig, CheckpointAndOutputSettings) {
   EXPECT_EQ(config_hash(c), config_hash(load_config_text(good, "case.yaml")));
 
   expect_error(good + "checkpoint: {evry: 5}\n", ExitCode::unknown_key, {"'checkpoint.evry'", "did you mean 'every'"});
-  expect_error(good + "checkpoint: {every: often}\n", ExitCode::wrong_type, {"'checkpoint.every'", "integer", "'often'"});
+  expect_error(good + "checkpoint: {every: often}\n", ExitCode::wrong_type,
+               {"'checkpoint.every'", "integer", "'often'"});
   expect_error(good + "checkpoint: {every: -1}\n", ExitCode::invalid_value, {"'checkpoint.every'", ">= 0"});
   expect_error(good + "checkpoint: {every_seconds: -5}\n", ExitCode::invalid_value, {"'checkpoint.every_seconds'"});
   expect_error(good + "checkpoint: {keep: 0}\n", ExitCode::invalid_value, {"'checkpoint.keep'", ">= 1"});
@@ -157,13 +164,16 @@ TEST(UnitConfig, CheckpointAndOutputSettings) {
 
 TEST(UnitConfig, ParallelSettings) {
   const Config c = load_config_text(
-      good + "parallel: {exchange_every: 3, overlap: false, decomposition: [2, 0], halo_transport: nccl}\n", "case.yaml");
+      good + "parallel: {exchange_every: 3, overlap: false, decomposition: [2, 0], halo_transport: nccl}\n",
+      "case.yaml");
   EXPECT_EQ(c.run.parallel.exchange_every, 3);
   EXPECT_FALSE(c.run.parallel.overlap);
   EXPECT_EQ(c.run.parallel.halo_transport, HaloTransportKind::nccl);
   EXPECT_EQ(load_config_text(good, "case.yaml").run.parallel.halo_transport, std::nullopt);  // auto
   for (const auto& [kind, transport] : transport_names)
-    EXPECT_EQ(load_config_text(good + "parallel: {halo_transport: " + transport + "}\n", "case.yaml").run.parallel.halo_transport, kind);
+    EXPECT_EQ(load_config_text(good + "parallel: {halo_transport: " + transport + "}\n", "case.yaml")
+                  .run.parallel.halo_transport,
+              kind);
   EXPECT_EQ(c.run.parallel.decomposition[0], 2);
   EXPECT_EQ(c.run.parallel.decomposition[1], 0);
   EXPECT_TRUE(load_config_text(good, "case.yaml").run.parallel.overlap);
@@ -171,16 +181,20 @@ TEST(UnitConfig, ParallelSettings) {
   // How the ranks split the work and talk is not part of the case.
   EXPECT_EQ(config_hash(c), config_hash(load_config_text(good, "case.yaml")));
 
-  expect_error(good + "parallel: {overlap: sometimes}\n", ExitCode::wrong_type, {"'parallel.overlap'", "true or false", "'sometimes'"});
-  expect_error(good + "parallel: {exchange_every: 0}\n", ExitCode::invalid_value, {"'parallel.exchange_every'", ">= 1"});
-  expect_error(good + "parallel: {decomposition: [2]}\n", ExitCode::invalid_value, {"'parallel.decomposition'", "one rank count per axis"});
+  expect_error(good + "parallel: {overlap: sometimes}\n", ExitCode::wrong_type,
+               {"'parallel.overlap'", "true or false", "'sometimes'"});
+  expect_error(good + "parallel: {exchange_every: 0}\n", ExitCode::invalid_value,
+               {"'parallel.exchange_every'", ">= 1"});
+  expect_error(good + "parallel: {decomposition: [2]}\n", ExitCode::invalid_value,
+               {"'parallel.decomposition'", "one rank count per axis"});
   expect_error(good + "parallel: {halo_transport: ucx}\n", ExitCode::invalid_value,
                {"'parallel.halo_transport'", "'ucx'", "auto", "nccl", "mpi-cuda-aware", "mpi-host"});
   expect_error(good + "parallel: {halo_transport: [nccl]}\n", ExitCode::wrong_type, {"'parallel.halo_transport'"});
 }
 
 TEST(UnitConfig, ClusterPlanSettings) {
-  const Config c = load_config_text(good + "cluster: {shape: [1, 4], tile: [112, 88], k: 8, threads_y: 8, cache: plans.json}\n", "case.yaml");
+  const Config c = load_config_text(
+      good + "cluster: {shape: [1, 4], tile: [112, 88], k: 8, threads_y: 8, cache: plans.json}\n", "case.yaml");
   EXPECT_EQ(c.run.cluster.shape[1], 4);
   EXPECT_EQ(c.run.cluster.tile[0], 112);
   EXPECT_EQ(c.run.cluster.tile[1], 88);
@@ -200,11 +214,13 @@ TEST(UnitConfig, ClusterPlanSettings) {
   expect_error(good + "cluster: {shape: [2, 4]}\n", ExitCode::invalid_value, {"'cluster.shape'", "[1, n]"});
   expect_error(good + "cluster: {shape: [1, 32]}\n", ExitCode::invalid_value, {"'cluster.shape'", "at most 16"});
   expect_error(good + "cluster: {tile: [112]}\n", ExitCode::invalid_value, {"'cluster.tile'", "one size per axis (2)"});
-  expect_error(good + "cluster: {tile: [1, 64]}\n", ExitCode::invalid_value, {"'cluster.tile'", ">= 2 * stencil radius"});
+  expect_error(good + "cluster: {tile: [1, 64]}\n", ExitCode::invalid_value,
+               {"'cluster.tile'", ">= 2 * stencil radius"});
   expect_error(good + "cluster: {k: 0}\n", ExitCode::invalid_value, {"'cluster.k'", "1..64"});
   expect_error(good + "cluster: {threads_y: 6}\n", ExitCode::invalid_value, {"'cluster.threads_y'", "power of 2"});
   expect_error(good + "cluster: {autotune: maybe}\n", ExitCode::wrong_type, {"'cluster.autotune'"});
-  expect_error(good + "cluster: {tiles: [64, 64]}\n", ExitCode::unknown_key, {"'cluster.tiles'", "did you mean 'tile'"});
+  expect_error(good + "cluster: {tiles: [64, 64]}\n", ExitCode::unknown_key,
+               {"'cluster.tiles'", "did you mean 'tile'"});
   expect_error(good + "cluster: {mode: persistent}\n", ExitCode::invalid_value, {"'cluster.mode'", "resident"});
 }
 
@@ -217,15 +233,18 @@ TEST(UnitConfig, ClusterPlanCandidates) {
     for (int radius : {1, 2})
       for (const char* precision : {"float32", "float64"}) {
         const std::string points = dims == 2 ? "[256, 256]" : "[64, 64, 64]";
-        const Problem p = Problem::from(load_config_text("equation: wave\nprecision: " + std::string(precision) + "\ngrid: {points: " + points +
-                                                         "}\nstencil: {radius: " + std::to_string(radius) +
-                                                         "}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n", "case.yaml"));
+        const Problem p = Problem::from(load_config_text("equation: wave\nprecision: " + std::string(precision) +
+                                                             "\ngrid: {points: " + points +
+                                                             "}\nstencil: {radius: " + std::to_string(radius) +
+                                                             "}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n",
+                                                         "case.yaml"));
         const auto plans = cuda::cluster_plan_candidates(p);
         ASSERT_FALSE(plans.empty());
         EXPECT_EQ(plans.front(), cuda::default_cluster_plan(p));
         bool resident = false;
         for (const auto& plan : plans) {
-          const std::string what = plan.fields() + " (" + std::to_string(dims) + "D r" + std::to_string(radius) + " " + precision + ")";
+          const std::string what =
+              plan.fields() + " (" + std::to_string(dims) + "D r" + std::to_string(radius) + " " + precision + ")";
           EXPECT_EQ(cuda::ClusterPlan::parse(plan.fields()), plan) << what;
           EXPECT_GE(plan.tile_x, 2 * radius) << what;
           EXPECT_GE(plan.tile_y, 2 * radius) << what;
@@ -263,9 +282,11 @@ TEST(UnitConfig, ResidentClusterPlan) {
   EXPECT_EQ(cuda::with_overrides(cuda::ClusterPlan{}, cuda::fixed_settings(p)), p);
   EXPECT_FALSE(cuda::ClusterPlan::parse("1,1,112,88,0,8,8").resident);
   EXPECT_THROW(cuda::ClusterPlan::parse("resident,120,32"), Error);
-  const std::string three_d = "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
+  const std::string three_d =
+      "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
   expect_error(three_d + "cluster: {mode: resident}\n", ExitCode::invalid_value, {"'cluster.mode'", "2D only"});
-  expect_error(three_d + "cluster: {shape: [4, 4]}\n", ExitCode::invalid_value, {"'cluster.shape'", "at most 8 blocks"});
+  expect_error(three_d + "cluster: {shape: [4, 4]}\n", ExitCode::invalid_value,
+               {"'cluster.shape'", "at most 8 blocks"});
   EXPECT_EQ(load_config_text(three_d + "cluster: {shape: [2, 4]}\n", "case.yaml").run.cluster.shape[0], 2);
 }
 
@@ -275,7 +296,8 @@ TEST(UnitConfig, ResidentClusterPlan) {
 TEST(UnitConfig, HaloTransportMustSuitTheBackendAndTheBuild) {
   const std::string host = replace(good, "alpha: 1.0", "backend: host\nalpha: 1.0");
   auto start = [&](const std::string& transport) {
-    Simulation<2, double>(load_config_text(host + "parallel: {halo_transport: " + transport + "}\n", "case.yaml"), MPI_COMM_SELF);
+    Simulation<2, double>(load_config_text(host + "parallel: {halo_transport: " + transport + "}\n", "case.yaml"),
+                          MPI_COMM_SELF);
   };
   for (const char* transport : {"nccl", "mpi-cuda-aware"}) {
     try {
@@ -283,7 +305,9 @@ TEST(UnitConfig, HaloTransportMustSuitTheBackendAndTheBuild) {
       ADD_FAILURE() << transport << " on the host backend was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ExitCode::invalid_value);
-      EXPECT_NE(std::string(e.what()).find("'parallel.halo_transport' = '" + std::string(transport) + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'parallel.halo_transport' = '" + std::string(transport) + "'"),
+                std::string::npos)
+          << e.what();
       EXPECT_NE(std::string(e.what()).find("host backend"), std::string::npos) << e.what();
     }
   }
@@ -296,7 +320,8 @@ TEST(UnitConfig, HaloTransportMustSuitTheBackendAndTheBuild) {
 }
 
 TEST(UnitConfig, InitialFromFile) {
-  const std::string file_case = replace(good, "{type: sine, modes: [1, 1]}", "{type: file, path: u0.h5, dataset: start}");
+  const std::string file_case =
+      replace(good, "{type: sine, modes: [1, 1]}", "{type: file, path: u0.h5, dataset: start}");
   const Config c = load_config_text(file_case, "case.yaml");
   EXPECT_EQ(c.initial.type, InitialType::file);
   EXPECT_EQ(c.initial.path, "u0.h5");
@@ -305,7 +330,8 @@ TEST(UnitConfig, InitialFromFile) {
   EXPECT_EQ(load_config_text(replace(file_case, ", dataset: start", ""), "case.yaml").initial.dataset, "u");
   // The input file is part of the case.
   EXPECT_NE(config_hash(c), config_hash(load_config_text(replace(file_case, "u0.h5", "u1.h5"), "case.yaml")));
-  expect_error(replace(good, "{type: sine, modes: [1, 1]}", "{type: file}"), ExitCode::invalid_value, {"'initial.path'", "required"});
+  expect_error(replace(good, "{type: sine, modes: [1, 1]}", "{type: file}"), ExitCode::invalid_value,
+               {"'initial.path'", "required"});
   expect_error(replace(good, "{type: sine, modes: [1, 1]}", "{type: sine, path: u0.h5}"), ExitCode::invalid_value,
                {"'initial.path'", "only to 'type: file'"});
 }

@@ -27,10 +27,12 @@ TEST(MpiHdf5, BlocksOfEveryRankLandInTheGlobalArray) {
   for (double& v : twice) v *= 2;
   const std::string path =
       (std::filesystem::path(::testing::TempDir()) /
-       (std::string("heatwave_blocks_") + (hdf5::collective_writes() ? "collective" : "in_turn") + ".h5")).string();
-  hdf5::write_fields<double>(path, MPI_COMM_WORLD, block,
-                             {{"step", 7LL}, {"label", std::string("blocks")}, {"points", std::vector<long long>{3, 4, 5}}},
-                             {{"u", mine.data()}, {"u_previous", twice.data()}});
+       (std::string("heatwave_blocks_") + (hdf5::collective_writes() ? "collective" : "in_turn") + ".h5"))
+          .string();
+  hdf5::write_fields<double>(
+      path, MPI_COMM_WORLD, block,
+      {{"step", 7LL}, {"label", std::string("blocks")}, {"points", std::vector<long long>{3, 4, 5}}},
+      {{"u", mine.data()}, {"u_previous", twice.data()}});
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 
   const hdf5::Reader reader(path);  // every rank reads the whole array

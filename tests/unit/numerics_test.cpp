@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "support.hpp"
 #include "solver/initial.hpp"
+#include "support.hpp"
 #include "validation/analytic.hpp"
 
 namespace heatwave {
@@ -15,14 +15,15 @@ namespace {
 
 std::string mode_case(const char* equation, int dims, const char* precision, int radius, const char* boundary,
                       const char* ic, long steps) {
-  const std::string modes = std::string(boundary) == "periodic" ? (dims == 2 ? "[2, 4]" : "[2, 2, 4]")
-                                                                  : (dims == 2 ? "[1, 2]" : "[1, 2, 1]");
+  const std::string modes =
+      std::string(boundary) == "periodic" ? (dims == 2 ? "[2, 4]" : "[2, 2, 4]") : (dims == 2 ? "[1, 2]" : "[1, 2, 1]");
   const std::string points = dims == 2 ? "[33, 21]" : "[17, 13, 11]";
   const std::string length = dims == 2 ? "[1.0, 0.7]" : "[1.0, 0.7, 1.3]";
   return std::string("equation: ") + equation + "\nprecision: " + precision + "\ngrid: {points: " + points +
          ", length: " + length + "}\nstencil: {radius: " + std::to_string(radius) + "}\n" +
-         "time: {dt: auto, safety: 0.3, steps: " + std::to_string(steps) + "}\nboundary: " + boundary + "\ninitial: {type: " + ic +
-         ", modes: " + modes + ", amplitude: 1.5}\nbackend: host\n" + (std::string(equation) == "damped_wave" ? "gamma: 1.5\n" : "");
+         "time: {dt: auto, safety: 0.3, steps: " + std::to_string(steps) + "}\nboundary: " + boundary +
+         "\ninitial: {type: " + ic + ", modes: " + modes + ", amplitude: 1.5}\nbackend: host\n" +
+         (std::string(equation) == "damped_wave" ? "gamma: 1.5\n" : "");
 }
 
 // max |u - exact| / max |exact| after `steps` steps, exact = factor * u0.
@@ -52,12 +53,22 @@ struct ModeCase {
   const char* ic;
 };
 const ModeCase mode_cases[] = {
-    {"heat", 1, "dirichlet", "sine"}, {"heat", 2, "dirichlet", "sine"},  {"heat", 1, "neumann", "cosine"},
-    {"heat", 2, "neumann", "cosine"}, {"heat", 1, "periodic", "sine"},   {"heat", 2, "periodic", "sine"},
-    {"wave", 1, "dirichlet", "sine"}, {"wave", 2, "dirichlet", "sine"},  {"wave", 1, "neumann", "cosine"},
-    {"wave", 2, "neumann", "cosine"}, {"wave", 1, "periodic", "cosine"}, {"wave", 2, "periodic", "sine"},
+    {"heat", 1, "dirichlet", "sine"},
+    {"heat", 2, "dirichlet", "sine"},
+    {"heat", 1, "neumann", "cosine"},
+    {"heat", 2, "neumann", "cosine"},
+    {"heat", 1, "periodic", "sine"},
+    {"heat", 2, "periodic", "sine"},
+    {"wave", 1, "dirichlet", "sine"},
+    {"wave", 2, "dirichlet", "sine"},
+    {"wave", 1, "neumann", "cosine"},
+    {"wave", 2, "neumann", "cosine"},
+    {"wave", 1, "periodic", "cosine"},
+    {"wave", 2, "periodic", "sine"},
     // The damped wave: r^n (cos(n theta) + B sin(n theta)), DampedWave::mode_factor.
-    {"damped_wave", 1, "dirichlet", "sine"}, {"damped_wave", 2, "neumann", "cosine"}, {"damped_wave", 1, "periodic", "sine"},
+    {"damped_wave", 1, "dirichlet", "sine"},
+    {"damped_wave", 2, "neumann", "cosine"},
+    {"damped_wave", 1, "periodic", "sine"},
     {"damped_wave", 2, "periodic", "cosine"},
 };
 
@@ -69,16 +80,19 @@ void check_modes(double tolerance, long steps) {
     long n = std::string(c.equation) == "wave" ? steps : steps / 2;
     // An oscillating mode near a zero at the last step would measure rounding
     // against nothing: end where it is at least a quarter of its start.
-    while (std::abs(analytic::discrete_factor(test::problem_from(mode_case(c.equation, D, precision, c.radius, c.boundary, c.ic, n)), n)) < 0.25) --n;
+    while (std::abs(analytic::discrete_factor(
+               test::problem_from(mode_case(c.equation, D, precision, c.radius, c.boundary, c.ic, n)), n)) < 0.25)
+      --n;
     const Config config = test::config_from(mode_case(c.equation, D, precision, c.radius, c.boundary, c.ic, n));
     ASSERT_EQ(analytic::mode_problem(Problem::from(config)), "");
     const double err = mode_error<D, Real>(config, n);
     // float32: the damped wave's weights 2/(1+d) and (1-d)/(1+d) round where
     // the wave's 2 and 1 do not (configs/validation/standard.yaml, damped-float32).
     const bool rounded_weights = std::is_same_v<Real, float> && std::string(c.equation) == "damped_wave";
-    EXPECT_LE(err, rounded_weights ? 1e-4 : tolerance) << c.equation << " " << D << "D " << precision << " radius " << c.radius << " "
-                              << c.boundary << " " << c.ic;
-    ::testing::Test::RecordProperty(std::string(c.equation) + "_r" + std::to_string(c.radius) + "_" + c.boundary, fmt::format("{:.3e}", err));
+    EXPECT_LE(err, rounded_weights ? 1e-4 : tolerance)
+        << c.equation << " " << D << "D " << precision << " radius " << c.radius << " " << c.boundary << " " << c.ic;
+    ::testing::Test::RecordProperty(std::string(c.equation) + "_r" + std::to_string(c.radius) + "_" + c.boundary,
+                                    fmt::format("{:.3e}", err));
   }
 }
 
@@ -93,9 +107,9 @@ TEST(UnitExactModes, ThreeDimensionsFloat32) { check_modes<3, float>(1e-5, 50); 
 struct Ladder {
   const char* equation;
   int radius;
-  int time_power;     // dt = nu * h^time_power
+  int time_power;  // dt = nu * h^time_power
   double nu, t_end;
-  int first_points;   // points per axis on the coarsest grid (doubling h^-1)
+  int first_points;  // points per axis on the coarsest grid (doubling h^-1)
 };
 
 std::vector<double> ladder_errors(const Ladder& l, int levels) {
@@ -107,9 +121,9 @@ std::vector<double> ladder_errors(const Ladder& l, int levels) {
     const long steps = static_cast<long>(std::ceil(l.t_end / dt_target));
     const double dt = l.t_end / static_cast<double>(steps);
     const std::string yaml = std::string("equation: ") + l.equation + "\nprecision: float64\ngrid: {points: [" +
-                             std::to_string(n) + ", " + std::to_string(n) + "], length: 1.0}\nstencil: {radius: " +
-                             std::to_string(l.radius) + "}\ntime: {dt: " + fmt::format("{}", dt) +
-                             ", steps: " + std::to_string(steps) +
+                             std::to_string(n) + ", " + std::to_string(n) +
+                             "], length: 1.0}\nstencil: {radius: " + std::to_string(l.radius) +
+                             "}\ntime: {dt: " + fmt::format("{}", dt) + ", steps: " + std::to_string(steps) +
                              "}\nboundary: dirichlet\ninitial: {type: sine, modes: [1, 1]}\nbackend: host\n";
     const Config c = test::config_from(yaml);
     const Problem p = Problem::from(c);
@@ -133,8 +147,9 @@ void check_order(const Ladder& l, double expected, int levels = 3) {
     const double order = std::log2(e[i - 1] / e[i]);
     EXPECT_NEAR(order, expected, 0.1) << l.equation << " radius " << l.radius << " errors " << e[i - 1] << " -> "
                                       << e[i];
-    ::testing::Test::RecordProperty(std::string(l.equation) + "_r" + std::to_string(l.radius) + "_order" + std::to_string(i),
-                   fmt::format("{:.4f}", order));
+    ::testing::Test::RecordProperty(
+        std::string(l.equation) + "_r" + std::to_string(l.radius) + "_order" + std::to_string(i),
+        fmt::format("{:.4f}", order));
   }
 }
 
@@ -159,10 +174,11 @@ FieldSummary run_and_diagnose(const std::string& yaml, FieldSummary* start = nul
 }
 
 std::string random_case(const char* equation, int dims, const char* boundary, int radius, long steps) {
-  return std::string("equation: ") + equation + "\nprecision: float64\ngrid: {points: " +
-         (dims == 2 ? "[40, 31]" : "[14, 11, 9]") + ", length: [1.0, 1.3" + (dims == 3 ? ", 0.8]" : "]") +
-         "}\nstencil: {radius: " + std::to_string(radius) + "}\ntime: {dt: auto, steps: " + std::to_string(steps) +
-         "}\nboundary: " + boundary + "\ninitial: {type: random, seed: 7, amplitude: 1.0}\nbackend: host\n";
+  return std::string("equation: ") + equation +
+         "\nprecision: float64\ngrid: {points: " + (dims == 2 ? "[40, 31]" : "[14, 11, 9]") + ", length: [1.0, 1.3" +
+         (dims == 3 ? ", 0.8]" : "]") + "}\nstencil: {radius: " + std::to_string(radius) +
+         "}\ntime: {dt: auto, steps: " + std::to_string(steps) + "}\nboundary: " + boundary +
+         "\ninitial: {type: random, seed: 7, amplitude: 1.0}\nbackend: host\n";
 }
 
 TEST(UnitConservation, PeriodicAndNeumannHeatKeepTheMean) {

@@ -29,7 +29,8 @@ TEST(UnitProblem, AutoDtIsTheSafetyFractionOfTheLimit) {
 }
 
 TEST(UnitProblem, AutoDtLandsExactlyOnTEnd) {
-  const Problem p = test::problem_from("grid: {points: [21, 21]}\ntime: {dt: auto, t_end: 0.01}\ninitial: {type: constant}\n");
+  const Problem p =
+      test::problem_from("grid: {points: [21, 21]}\ntime: {dt: auto, t_end: 0.01}\ninitial: {type: constant}\n");
   // limit 1/(2*800) = 6.25e-4, safety 0.9: 5.625e-4 -> 18 steps of 5.5556e-4.
   EXPECT_EQ(p.steps, 18);
   EXPECT_NEAR(p.steps * p.dt, 0.01, 1e-15);
@@ -37,7 +38,8 @@ TEST(UnitProblem, AutoDtLandsExactlyOnTEnd) {
 }
 
 TEST(UnitProblem, ExplicitDtThatDividesTEndIsKept) {
-  const Problem p = test::problem_from("grid: {points: [21, 21]}\ntime: {dt: 1e-4, t_end: 0.01}\ninitial: {type: constant}\n");
+  const Problem p =
+      test::problem_from("grid: {points: [21, 21]}\ntime: {dt: 1e-4, t_end: 0.01}\ninitial: {type: constant}\n");
   EXPECT_EQ(p.steps, 100);
   EXPECT_EQ(p.dt, 1e-4);
 }

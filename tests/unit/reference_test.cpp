@@ -19,10 +19,12 @@ std::string mode_yaml(const std::string& equation, int dims, const std::string& 
                       const std::string& boundary, long steps) {
   const std::string ic = boundary == "neumann" ? "cosine" : "sine";
   const bool periodic = boundary == "periodic";  // needs even modes
-  return "equation: " + equation + "\nprecision: " + precision + "\ngrid: {points: " +
-         (dims == 2 ? "[33, 21]" : "[17, 13, 11]") + ", length: " + (dims == 2 ? "[1.0, 0.7]" : "[1.0, 0.7, 1.3]") +
-         "}\nstencil: {radius: " + std::to_string(radius) + "}\ntime: {dt: auto, safety: 0.3, steps: " +
-         std::to_string(steps) + "}\nboundary: " + boundary + "\ninitial: {type: " + ic + ", amplitude: 1.5, modes: " +
+  return "equation: " + equation + "\nprecision: " + precision +
+         "\ngrid: {points: " + (dims == 2 ? "[33, 21]" : "[17, 13, 11]") +
+         ", length: " + (dims == 2 ? "[1.0, 0.7]" : "[1.0, 0.7, 1.3]") +
+         "}\nstencil: {radius: " + std::to_string(radius) +
+         "}\ntime: {dt: auto, safety: 0.3, steps: " + std::to_string(steps) + "}\nboundary: " + boundary +
+         "\ninitial: {type: " + ic + ", amplitude: 1.5, modes: " +
          (dims == 2 ? (periodic ? "[2, 4]" : "[1, 2]") : (periodic ? "[2, 2, 4]" : "[1, 2, 1]")) + "}\n";
 }
 
@@ -89,10 +91,10 @@ TEST_F(UnitReference, StepsInAnyOrderAndThePreviousLevel) {
 TEST_F(UnitReference, ConstantStatesStayExactly) {
   for (const std::string boundary : {"{type: dirichlet, value: 0.25}", "{type: neumann, value: 0.0}"})
     for (int radius : {1, 2}) {
-      const Problem p = test::problem_from(
-          "equation: heat\ngrid: {points: [9, 8, 7]}\nstencil: {radius: " + std::to_string(radius) +
-          "}\ntime: {dt: auto, steps: 25}\nboundary: {default: " + boundary +
-          "}\ninitial: {type: constant, value: 0.25}\n");
+      const Problem p =
+          test::problem_from("equation: heat\ngrid: {points: [9, 8, 7]}\nstencil: {radius: " + std::to_string(radius) +
+                             "}\ntime: {dt: auto, steps: 25}\nboundary: {default: " + boundary +
+                             "}\ninitial: {type: constant, value: 0.25}\n");
       const auto fields = reference::run(p, {25});
       for (double v : fields[0].current) ASSERT_EQ(v, 0.25) << boundary << " radius " << radius;
     }
