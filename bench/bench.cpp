@@ -16,6 +16,7 @@
 #include "build_info.hpp"
 #include "io/config.hpp"
 #include "io/errors.hpp"
+#include "io/yaml_file.hpp"
 #include "io/yaml_section.hpp"
 #include "kernels/cluster/plan.hpp"
 #include "solver/simulation.hpp"
@@ -58,13 +59,7 @@ Config case_config(const std::string& backend, const std::string& equation, cons
 }
 
 Suite load_suite(const std::string& text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw Error(ExitCode::yaml_syntax,
-                source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
-  }
+  const YAML::Node root = yaml::parse_document(text, source);
   yaml::Section top(root, "", source, {"repeats", "warmup_steps", "steps", "copy_bytes", "cases"});
   Suite s;
   s.repeats = top.get<int>("repeats", s.repeats);
@@ -187,13 +182,7 @@ Row time_any(const Config& c, const Suite& s) {
 
 int run(const Options& o) {
   std::string text = default_suite, source = "<built-in bench suite>";
-  if (!o.suite.empty()) {
-    std::ifstream in(o.suite);
-    if (!in) throw Error(ExitCode::file_not_found, o.suite + ": cannot open the benchmark suite");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str(), source = o.suite;
-  }
+  if (!o.suite.empty()) text = yaml::read_input_file(o.suite, "benchmark suite"), source = o.suite;
   const Suite suite = load_suite(text, source);
 
   nlohmann::json out;

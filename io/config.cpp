@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "io/errors.hpp"
+#include "io/yaml_file.hpp"
 #include "io/yaml_section.hpp"
 #include "quickstart_config.hpp"  // generated from configs/quickstart.yaml
 
@@ -333,24 +334,10 @@ Config parse(const YAML::Node& root, const std::string& file) {
 }  // namespace
 
 Config load_config_text(const std::string& text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw Error(ExitCode::yaml_syntax, source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                           std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
-  }
-  return parse(root, source);
+  return parse(yaml::parse_document(text, source), source);
 }
 
-Config load_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw Error(ExitCode::file_not_found, path + ": cannot open the config file (does it exist, is it readable?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_config_text(ss.str(), path);
-}
+Config load_config_file(const std::string& path) { return load_config_text(yaml::read_input_file(path, "config file"), path); }
 
 Config default_config() { return load_config_text(quickstart_yaml, "<built-in quickstart>"); }
 

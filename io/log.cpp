@@ -22,8 +22,12 @@ std::string format_duration(double s) {
     std::snprintf(buf, sizeof buf, "%.2f s", s);
   else if (s < 3600)
     std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
-  else
+  else if (s < 86400 * 10)
     std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+  else if (s < 86400 * 365.25 * 1000)
+    std::snprintf(buf, sizeof buf, "%.0f days", s / 86400);
+  else
+    return "more than 1000 years";
   return buf;
 }
 

@@ -62,10 +62,22 @@ Problem Problem::from(const Config& config) {
     p.dt = config.dt_safety * dt_max;
   }
 
+  // The step count, checked before it becomes an integer: a dt of 1e-300
+  // would wrap a long. 2^53 steps is where a double stops counting them exactly.
+  constexpr double max_steps = 9007199254740992.0;
+  auto refuse_count = [&](double count, const std::string& why) {
+    std::ostringstream m;
+    m.precision(6);
+    m << config.source << ": " << why << " = " << count << " steps, more than heatwave can count (at most 2^53 = "
+      << max_steps << "): is dt or t_end off by orders of magnitude?";
+    throw Error(ExitCode::invalid_value, m.str());
+  };
   if (config.steps) {
+    if (static_cast<double>(*config.steps) > max_steps) refuse_count(static_cast<double>(*config.steps), "'time.steps'");
     p.steps = *config.steps;
     p.t_end = p.steps * p.dt;
   } else {
+    if (!(*config.t_end / p.dt <= max_steps)) refuse_count(*config.t_end / p.dt, "'time.t_end' / dt");
     const double t_end = *config.t_end;
     if (config.dt) {
       // An explicit dt is the user's choice: we do not change it behind their back.

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "io/log.hpp"
+#include "io/yaml_file.hpp"
 #include "io/yaml_section.hpp"
 #include "solver/initial.hpp"
 #include "solver/simulation.hpp"
@@ -40,18 +41,6 @@ namespace {
 using yaml::Section;
 
 // ---------------------------------------------------------------- reading
-
-YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in)
-    throw Error(ExitCode::file_not_found, path + ": cannot open the " + what + " (does it exist, is it readable?)");
-  try {
-    return YAML::Load(in);
-  } catch (const YAML::ParserException& e) {
-    throw Error(ExitCode::yaml_syntax, path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                           std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
-  }
-}
 
 // Overrides: maps merge key by key, null removes a key, anything else replaces.
 void merge(YAML::Node target, const YAML::Node& patch) {
@@ -135,7 +124,7 @@ YAML::Node base_config(const Section& c, const std::map<std::string, YAML::Node>
            "expects a config map, a name from 'configs' or a file path");
   if (auto it = named.find(n.Scalar()); it != named.end()) return YAML::Clone(it->second);
   const std::filesystem::path path = std::filesystem::path(suite_dir) / n.Scalar();
-  YAML::Node file = load_yaml_file(path.string(), "case config");
+  YAML::Node file = yaml::load_file(path.string(), "case config");
   if (!file.IsMap())
     c.fail(ExitCode::wrong_type, n, "'" + c.qualified("config") + "'", "names a file that is not a config map");
   return file;
@@ -236,7 +225,7 @@ std::vector<std::pair<std::string, std::string>> backend_choices() {
 }  // namespace
 
 Suite load_suite(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path, "validation suite");
+  const YAML::Node root = yaml::load_file(path, "validation suite");
   if (!root.IsDefined() || root.IsNull()) throw Error(ExitCode::invalid_value, path + ": the suite is empty");
   Section top(root, "", path, {"suite", "output", "backend", "ranks", "configs", "cases"});
   Suite suite;
