@@ -15,6 +15,7 @@
 #include "io/hdf5.hpp"
 #include "io/log.hpp"
 #include "io/metrics.hpp"
+#include "io/yaml_section.hpp"
 #include "solver/halo_transport.hpp"
 #include "solver/problem.hpp"
 #include "solver/registry.hpp"
@@ -137,6 +138,30 @@ bool raised_on_every_rank(ExitCode code) {
          code == ExitCode::mpi_error || code == ExitCode::incompatible_checkpoint || code == ExitCode::corrupt_file;
 }
 
+// The first word that is not an option, when it names no command: a message
+// with the nearest one ("runn": did you mean 'run'?), else "".
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--log-level") {
+      ++i;  // its value
+      continue;
+    }
+    if (word.starts_with("-")) continue;
+    std::string names, nearest;
+    std::size_t best = 3;  // near misses only
+    for (const CLI::App* command : app.get_subcommands({})) {
+      const std::string& name = command->get_name();
+      if (name == word) return "";
+      names += (names.empty() ? "" : ", ") + name;
+      if (const std::size_t d = yaml::edit_distance(word, name); d < best) best = d, nearest = name;
+    }
+    return "heatwave: '" + word + "' is not a command" + (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
+           "; the commands are " + names + "\n";
+  }
+  return "";
+}
+
 }  // namespace
 }  // namespace heatwave
 
@@ -158,7 +183,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("config", run.config_path, "case YAML file");
   run_cmd->add_option("--backend", run.backend, "override the config's backend")
       ->check(CLI::IsMember(choices_with_auto(backend_names)));
-  run_cmd->add_option("--threads", run.threads, "host OpenMP threads (0: default)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--threads", run.threads, "host OpenMP threads (0: default)")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            return value.starts_with("-") ? "must be 0 or more (0: OpenMP's default), not " + value : std::string();
+          },
+          "N >= 0"));
   run_cmd->add_option("--metrics", run.metrics, "metrics JSON path");
   run_cmd->add_option("--restart", run.restart,
                       "continue from a checkpoint: 'latest' (newest in checkpoint.dir) or a file");
@@ -188,6 +218,11 @@ int main(int argc, char** argv) {
   bool abort_job = false;
   try {
     try {
+      if (const std::string typo = unknown_command(app, argc, argv); !typo.empty()) {
+        if (rank == 0) std::fputs(typo.c_str(), stderr);
+        MPI_Finalize();
+        return static_cast<int>(ExitCode::usage);
+      }
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       code = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : static_cast<int>(ExitCode::usage));

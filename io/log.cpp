@@ -1,17 +1,59 @@
 #include "io/log.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 namespace heatwave {
 
+namespace {
+
+// Results and progress on stdout, warnings and errors on stderr (a script
+// that keeps the results sees the errors still), each in colour only where
+// that stream is a terminal: logs piped into files or Slurm outputs stay plain.
+class SplitSink final : public spdlog::sinks::sink {
+ public:
+  SplitSink() {
+    out_.set_color_mode(isatty(STDOUT_FILENO) ? spdlog::color_mode::always : spdlog::color_mode::never);
+    err_.set_color_mode(isatty(STDERR_FILENO) ? spdlog::color_mode::always : spdlog::color_mode::never);
+  }
+  void log(const spdlog::details::log_msg& message) override {
+    if (message.level >= spdlog::level::warn) {
+      out_.flush();  // what came before stays before
+      err_.log(message);
+    } else {
+      out_.log(message);
+    }
+  }
+  void flush() override {
+    out_.flush();
+    err_.flush();
+  }
+  void set_pattern(const std::string& pattern) override {
+    out_.set_pattern(pattern);
+    err_.set_pattern(pattern);
+  }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    out_.set_formatter(formatter->clone());
+    err_.set_formatter(std::move(formatter));
+  }
+
+ private:
+  spdlog::sinks::ansicolor_stdout_sink_mt out_;
+  spdlog::sinks::ansicolor_stderr_sink_mt err_;
+};
+
+}  // namespace
+
 void init_logging(int rank, int size, spdlog::level::level_enum level) {
-  auto logger = spdlog::stdout_color_mt("heatwave");
+  auto logger = std::make_shared<spdlog::logger>("heatwave", std::make_shared<SplitSink>());
   logger->set_pattern(size > 1 ? "[%H:%M:%S.%e] [rank " + std::to_string(rank) + "] %^%l%$: %v"
                                : "[%H:%M:%S.%e] %^%l%$: %v");
   logger->set_level(rank == 0 ? level : std::max(level, spdlog::level::warn));
+  logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
 }
 

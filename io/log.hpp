@@ -1,6 +1,7 @@
 #pragma once
 // Logging through spdlog. Rank 0 speaks at the chosen level; other ranks only
 // warn and err, with their rank in the prefix, so a 1000-rank job stays readable.
+// Info and debug go to stdout, warnings and errors to stderr; colour only on a terminal.
 #include <spdlog/spdlog.h>
 
 namespace heatwave {

@@ -39,6 +39,20 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm)
       files_(config_, problem_, decomposition_, domain_, *chosen_.backend) {
   chosen_.backend->initialize();
   phases_.io += load_initial_files(problem_, decomposition_, domain_, *chosen_.backend);
+  // --log-level debug: how the run is laid out (rank 0's view).
+  std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end()),
+      offset(domain_.offset.begin(), domain_.offset.end());
+  std::string neighbours;
+  for (int a = 0; a < D; ++a)
+    for (int side = 0; side < 2; ++side)
+      if (domain_.exchanged[a][side]) neighbours += std::string(neighbours.empty() ? "" : ", ") + axis_names[a] + (side ? "_high" : "_low");
+  spdlog::debug("decomposition: {} rank(s) as {}; this rank owns {} points from global index [{}], halo depth {}, faces from "
+                "neighbours: {}",
+                decomposition_.size(), fmt::join(std::vector<int>(decomposition_.dims().begin(), decomposition_.dims().begin() + D), " x "),
+                fmt::join(owned, " x "), fmt::join(offset, ", "), domain_.layout.halo, neighbours.empty() ? "none" : neighbours);
+  spdlog::debug("halo transport: {}; levels exchanged: {}", halo_.path(), exchanged_levels(problem_, domain_.layout.halo));
+  spdlog::debug("backend {}: {}{}", backend().name(), chosen_.reason,
+                backend().plan().empty() ? "" : "; launch plan: " + backend().plan());
 }
 
 template <int D, class Real>
@@ -57,6 +71,7 @@ void Simulation<D, Real>::advance(long steps) {
   const long until = step() + steps;
   while (step() < until) {
     const int k = static_cast<int>(next_chunk(until));
+    const double start = steady_seconds(), compute = phases_.compute;
     if (overlapped()) {
       advance_overlapped(k);
     } else {
@@ -66,6 +81,8 @@ void Simulation<D, Real>::advance(long steps) {
       backend().synchronize();
       phases_.compute += steady_seconds() - t0;
     }
+    spdlog::debug("chunk of {} step(s) to step {}: {} ({} computing)", k, step(), format_duration(steady_seconds() - start),
+                  format_duration(phases_.compute - compute));
   }
 }
 
