@@ -3,7 +3,12 @@
 #include <hdf5.h>
 #include <spdlog/fmt/fmt.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -11,6 +16,7 @@
 
 #include "io/collective.hpp"
 #include "io/errors.hpp"
+#include "io/files.hpp"
 
 #ifndef HEATWAVE_HDF5_PARALLEL
 #define HEATWAVE_HDF5_PARALLEL 0
@@ -195,6 +201,43 @@ void write_blocks(hid_t file, const Block& block, const std::vector<FieldView<Re
   }
 }
 
+// Space for a file of `bytes` where `path` will be: a probe file of that
+// size is allocated and removed before HDF5 writes anything. A full disk, a
+// quota or a file-size limit refuses the probe with its errno, and the run
+// stops with that message; HDF5 never holds a half-written file (a failed
+// HDF5 close leaves the library in a state that crashes MPI_Finalize).
+void check_space(const std::string& path, std::uint64_t bytes) {
+  const std::string probe = path + ".space";
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error(ExitCode::io_error, path + ": cannot create a file there: " + std::strerror(errno));
+  int error = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (error == EOPNOTSUPP || error == EINVAL) {  // a file system without fallocate: write the zeros
+    error = 0;
+    const std::vector<char> zeros(std::size_t(1) << 20, 0);
+    for (std::uint64_t done = 0; done < bytes && error == 0;) {
+      const ssize_t n = ::write(fd, zeros.data(), static_cast<std::size_t>(std::min<std::uint64_t>(zeros.size(), bytes - done)));
+      if (n < 0) error = errno;
+      else done += static_cast<std::uint64_t>(n);
+    }
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (error != 0)
+    throw Error(ExitCode::io_error, fmt::format("{}: cannot write {:.1f} MiB there: {}", path, bytes / 1048576.0,
+                                                std::strerror(error)));
+}
+
+// What write_fields will put on disk, with room for the metadata.
+template <class Real>
+std::uint64_t file_bytes(const Block& block, const std::vector<Attribute>& attributes, const std::vector<FieldView<Real>>& fields) {
+  std::uint64_t points = 1;
+  for (std::uint64_t n : block.global) points *= n;
+  std::uint64_t bytes = points * sizeof(Real) * fields.size();
+  for (const Attribute& a : attributes)
+    if (const auto* text = std::get_if<std::string>(&a.value)) bytes += text->size();
+  return bytes + bytes / 64 + (std::uint64_t(1) << 20);
+}
+
 }  // namespace
 
 template <class Real>
@@ -203,25 +246,8 @@ void write_fields(const std::string& path, MPI_Comm comm, const Block& block, co
   silence_automatic_error_printing();
   const std::string temporary = path + ".tmp";
   const Context where{temporary, "", ExitCode::io_error};
-  int rank = 0;
+  int rank = 0, size = 1;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-#if HEATWAVE_HDF5_PARALLEL
-  // Parallel HDF5: every rank takes part in every call; the field data moves in
-  // collective MPI-IO writes. Failures here (disk full, permissions) strike all ranks alike.
-  on_every_rank(comm, [&] {
-    Id access(where(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
-    where(H5Pset_fapl_mpio(access, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-    Id file(where(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access), "H5Fcreate"), H5Fclose);
-    create_layout(file, block, attributes, fields, where);
-    Id transfer(where(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
-    where(H5Pset_dxpl_mpio(transfer, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
-    write_blocks(file, block, fields, transfer, where);
-    where(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
-    file.close(where, "H5Fclose");
-  });
-#else
-  // Serial HDF5: rank 0 lays the file out, then the ranks write their blocks in rank order.
-  int size = 1;
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   std::optional<Error> failure;
   auto attempt = [&](auto&& work) {
@@ -232,25 +258,56 @@ void write_fields(const std::string& path, MPI_Comm comm, const Block& block, co
       failure = e;
     }
   };
-  if (rank == 0)
+  on_every_rank(comm, [&] {
+    if (rank == 0) check_space(temporary, file_bytes(block, attributes, fields));
+  });
+  if (HEATWAVE_HDF5_PARALLEL && size > 1) {
+#if HEATWAVE_HDF5_PARALLEL
+    // Parallel HDF5: every rank takes part in every call; the field data moves in
+    // collective MPI-IO writes. Failures here (disk full, permissions) strike all ranks alike.
     attempt([&] {
-      Id file(where(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "H5Fcreate"), H5Fclose);
+      Id access(where(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
+      where(H5Pset_fapl_mpio(access, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+      Id file(where(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access), "H5Fcreate"), H5Fclose);
       create_layout(file, block, attributes, fields, where);
+      Id transfer(where(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
+      where(H5Pset_dxpl_mpio(transfer, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+      write_blocks(file, block, fields, transfer, where);
+      where(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
       file.close(where, "H5Fclose");
     });
-  throw_if_any_rank_failed(comm, failure);
-  for (int turn = 0; turn < size; ++turn) {
-    if (turn == rank)
+#endif
+  } else {
+    // One rank, or serial HDF5: POSIX writes. Rank 0 lays the file out, then the
+    // ranks write their blocks in rank order. (One rank never goes through
+    // MPI-IO: a failed MPI-IO file left open crashes MPI_Finalize.)
+    if (rank == 0)
       attempt([&] {
-        Id file(where(H5Fopen(temporary.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen"), H5Fclose);
-        write_blocks(file, block, fields, H5P_DEFAULT, where);
-        where(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+        Id file(where(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "H5Fcreate"), H5Fclose);
+        create_layout(file, block, attributes, fields, where);
         file.close(where, "H5Fclose");
       });
-    check_mpi(MPI_Barrier(comm), "MPI_Barrier");  // the token: the next rank opens the file once this one closed it
+    if (size > 1) throw_if_any_rank_failed(comm, failure);
+    for (int turn = 0; turn < size && !failure; ++turn) {
+      if (turn == rank)
+        attempt([&] {
+          Id file(where(H5Fopen(temporary.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen"), H5Fclose);
+          write_blocks(file, block, fields, H5P_DEFAULT, where);
+          where(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+          file.close(where, "H5Fclose");
+        });
+      if (size > 1) check_mpi(MPI_Barrier(comm), "MPI_Barrier");  // the token: the next rank opens the file once this one closed it
+    }
+  }
+  // A write that failed anywhere leaves no partial file behind (a full disk
+  // gets its space back); the files already there are untouched.
+  int failed = failure ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (failed && rank == 0) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
   }
   throw_if_any_rank_failed(comm, failure);
-#endif
   on_every_rank(comm, [&] {
     if (rank != 0) return;
     std::error_code error;
@@ -270,7 +327,7 @@ Context reading(const std::string& path) { return {path, "", ExitCode::corrupt_f
 
 Reader::Reader(const std::string& path) : path_(path) {
   silence_automatic_error_printing();
-  if (!std::filesystem::exists(path)) throw Error(ExitCode::file_not_found, path + ": no such file");
+  require_regular_file(path, "HDF5 file");
   file_ = reading(path)(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen");
 }
 
@@ -371,6 +428,23 @@ void Reader::read(const std::string& dataset, const Block& block, Real* out) con
   Id file_space = select_block(data, block, at);
   Id memory = memory_space(block, at);
   at(H5Dread(data, memory_type<Real>(), memory, file_space, H5P_DEFAULT, out), "H5Dread");
+}
+
+std::uint64_t Reader::verify(const std::string& dataset) const {
+  const std::vector<std::uint64_t> global = shape(dataset);
+  if (global.empty()) return 0;
+  std::uint64_t plane = 1;  // values of one index of the slowest axis
+  for (std::size_t a = 1; a < global.size(); ++a) plane *= global[a];
+  const std::uint64_t slab = std::max<std::uint64_t>(1, (std::uint64_t(1) << 20) / std::max<std::uint64_t>(plane, 1));
+  std::vector<double> values;
+  for (std::uint64_t first = 0; first < global[0]; first += slab) {
+    Block block{global, std::vector<std::uint64_t>(global.size(), 0), global};
+    block.offset[0] = first;
+    block.count[0] = std::min(slab, global[0] - first);
+    values.resize(block.count[0] * plane);
+    read(dataset, block, values.data());
+  }
+  return global[0] * plane;
 }
 
 template void Reader::read<float>(const std::string&, const Block&, float*) const;

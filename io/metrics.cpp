@@ -10,6 +10,7 @@
 
 #include "build_info.hpp"
 #include "io/errors.hpp"
+#include "io/files.hpp"
 
 namespace heatwave {
 
@@ -73,14 +74,7 @@ void write_metrics_json(const std::string& path, const Config& c, const RunMetri
   j["initial"] = summary_json(m.initial);
   j["final"] = summary_json(m.final);
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << "\n";
-    if (!out) throw Error(ExitCode::io_error, path + ": cannot write the metrics file");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw Error(ExitCode::io_error, path + ": cannot move the metrics file into place");
+  write_text_file(path, j.dump(2) + "\n", "metrics file");
 }
 
 }  // namespace heatwave

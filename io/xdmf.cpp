@@ -4,19 +4,19 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <fstream>
 
 #include "io/errors.hpp"
+#include "io/files.hpp"
 
 namespace heatwave {
 
 void write_xdmf(const std::string& path, const XdmfGrid& grid, const std::vector<XdmfStep>& steps) {
   const bool three_d = grid.shape.size() == 3;
   const std::string dims = fmt::format("{}", fmt::join(grid.shape, " "));
-  const std::string temporary = path + ".tmp";
+  std::ostringstream out;
   {
-    std::ofstream out(temporary);
-    if (!out) throw Error(ExitCode::io_error, temporary + ": cannot create the XDMF file");
     out << "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n  <Domain>\n"
         << "    <Grid Name=\"heatwave\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
     for (const XdmfStep& s : steps) {
@@ -41,12 +41,8 @@ void write_xdmf(const std::string& path, const XdmfGrid& grid, const std::vector
       out << "      </Grid>\n";
     }
     out << "    </Grid>\n  </Domain>\n</Xdmf>\n";
-    out.close();
-    if (!out) throw Error(ExitCode::io_error, temporary + ": writing the XDMF file failed");
   }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) throw Error(ExitCode::io_error, "rename " + temporary + " -> " + path + " failed: " + error.message());
+  write_text_file(path, out.str(), "XDMF file");
 }
 
 }  // namespace heatwave

@@ -1,7 +1,5 @@
 #include "io/yaml_file.hpp"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -9,6 +7,7 @@
 #include <sstream>
 
 #include "io/errors.hpp"
+#include "io/files.hpp"
 
 namespace heatwave::yaml {
 
@@ -41,16 +40,9 @@ void refuse_duplicate_keys(const YAML::Node& node, const std::string& source, co
 }  // namespace
 
 std::string read_input_file(const std::string& path, const std::string& what) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
-    throw Error(ExitCode::file_not_found, path + ": cannot open the " + what + ": " + std::strerror(errno));
-  if (S_ISDIR(info.st_mode)) throw Error(ExitCode::file_not_found, path + ": is a directory, not a " + what);
-  if (!S_ISREG(info.st_mode))
-    throw Error(ExitCode::file_not_found, path + ": is not a regular file (" +
-                                              (S_ISFIFO(info.st_mode) ? "a FIFO" : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device" : "a special file") +
-                                              "); a " + what + " must be one");
-  if (static_cast<std::size_t>(info.st_size) > max_input_bytes)
-    throw Error(ExitCode::file_not_found, path + ": is " + std::to_string(info.st_size) + " bytes, more than a " + what +
+  const std::uint64_t size = require_regular_file(path, what);
+  if (size > max_input_bytes)
+    throw Error(ExitCode::file_not_found, path + ": is " + std::to_string(size) + " bytes, more than the " + what +
                                               " may be (" + std::to_string(max_input_bytes) + " bytes): is it the right file?");
   std::ifstream in(path);
   if (!in) throw Error(ExitCode::file_not_found, path + ": cannot open the " + what + " (is it readable?)");

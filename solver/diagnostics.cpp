@@ -20,7 +20,7 @@ FieldSummary reduce_stats(const LocalStats& s, const Problem& problem, long step
   for (int a = 0; a < problem.dims; ++a) volume *= problem.spacing[a];
   FieldSummary f;
   f.step = step;
-  f.time = f.step * problem.dt;
+  f.time = problem.time_at(f.step);
   f.min = mn, f.max = mx;
   f.mean = total[0] > 0 ? total[1] / total[0] : 0;
   f.l2 = std::sqrt(total[2] * volume);

@@ -83,7 +83,7 @@ std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, c
   return {
       {"kind", kind},
       {"step", static_cast<long long>(step)},
-      {"time", step * p.dt},
+      {"time", p.time_at(step)},
       {"dt", p.dt},
       {"equation", std::string(to_string(p.equation))},
       {"precision", std::string(to_string(p.precision))},
@@ -101,8 +101,8 @@ std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, c
   };
 }
 
-long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p,
-                              const std::vector<std::string>& datasets) {
+RestartClock check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p,
+                                      const std::vector<std::string>& datasets) {
   const std::string& file = checkpoint.path();
   auto refuse = [&](const std::string& why) {
     throw Error(ExitCode::incompatible_checkpoint,
@@ -139,10 +139,19 @@ long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p,
   const hdf5::AttributeValue step = checkpoint.attribute("step");
   if (!std::holds_alternative<long long>(step) || std::get<long long>(step) < 0)
     refuse("its 'step' is not a step number");
-  return static_cast<long>(std::get<long long>(step));
+  RestartClock clock;
+  clock.step = static_cast<long>(std::get<long long>(step));
+  for (const auto& [name, value] : {std::pair{"time", &clock.time}, std::pair{"dt", &clock.dt}}) {
+    if (!checkpoint.has_attribute(name)) refuse(std::string("it has no attribute '") + name + "'");
+    const hdf5::AttributeValue v = checkpoint.attribute(name);
+    if (!std::holds_alternative<double>(v)) refuse(std::string("its '") + name + "' is not a number");
+    *value = std::get<double>(v);
+  }
+  if (!(clock.dt > 0)) refuse("its 'dt' is not positive");
+  return clock;
 }
 
-void write_output_series(const Problem& p, const OutputSettings& output, const std::vector<long>& steps) {
+void write_output_series(const Problem& p, const OutputSettings& output, const std::vector<std::pair<long, double>>& steps) {
   XdmfGrid grid;
   for (int a = p.dims - 1; a >= 0; --a) {
     grid.shape.push_back(static_cast<std::uint64_t>(p.points[a]));
@@ -151,8 +160,8 @@ void write_output_series(const Problem& p, const OutputSettings& output, const s
   }
   grid.precision_bytes = p.precision == Precision::float32 ? 4 : 8;
   std::vector<XdmfStep> series;
-  for (long step : steps)
-    series.push_back({step * p.dt, fs::path(output_path(".", step)).filename().string(), output.fields});
+  for (const auto& [step, time] : steps)
+    series.push_back({time, fs::path(output_path(".", step)).filename().string(), output.fields});
   write_xdmf((fs::path(output.dir) / "fields.xmf").string(), grid, series);
 }
 

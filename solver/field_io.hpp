@@ -44,11 +44,13 @@ std::vector<hdf5::Attribute> run_attributes(const Config& config, const Problem&
                                             long step, int ranks);
 
 // Refuses, with Error(incompatible_checkpoint) naming the differing setting, a
-// checkpoint that this problem cannot continue. Returns the checkpoint's step.
-long check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& problem,
-                              const std::vector<std::string>& datasets);
+// checkpoint that this problem cannot continue. Returns the checkpoint's
+// clock (step, time, dt).
+RestartClock check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& problem,
+                                      const std::vector<std::string>& datasets);
 
-// Rewrites <output.dir>/fields.xmf listing the outputs at `steps`.
-void write_output_series(const Problem& problem, const OutputSettings& output, const std::vector<long>& steps);
+// Rewrites <output.dir>/fields.xmf listing the outputs at (step, time).
+void write_output_series(const Problem& problem, const OutputSettings& output,
+                         const std::vector<std::pair<long, double>>& steps);
 
 }  // namespace heatwave::field_io

@@ -100,4 +100,40 @@ Problem Problem::from(const Config& config) {
   return p;
 }
 
+Problem Problem::from(const Config& config, const RestartClock& clock, bool new_dt) {
+  Problem p = from(config);
+  if (p.dt == clock.dt && clock.time == static_cast<double>(clock.step) * p.dt) return p;  // its own schedule
+  // Time goes on from the checkpoint: what the config's dt rule gives from
+  // there (dt: auto with t_end lands on t_end from the checkpoint's time).
+  Problem resumed = p;
+  resumed.start_step = clock.step, resumed.start_time = clock.time;
+  const double left = p.t_end - clock.time;
+  if (!config.steps && !config.dt) {
+    const double dt_max = p.stability_limit() / p.stability_number_for(1.0);
+    resumed.dt = left / std::max(1.0, std::ceil(left / (config.dt_safety * dt_max)));
+  }
+  std::ostringstream msg;
+  msg.precision(10);
+  if (std::abs(resumed.dt - clock.dt) <= 1e-9 * clock.dt) {
+    resumed.dt = clock.dt;  // the checkpoint's, to the bit: the same step up to rounding
+  } else if (!new_dt) {
+    msg << config.source << ": the checkpoint was written with dt = " << clock.dt << " (step " << clock.step << ", t = " << clock.time
+        << "), this config gives dt = " << resumed.dt << (config.dt ? "" : " (dt: auto, from t_end or the grid)")
+        << ": every later time would be off. Restart with --new-dt to go on from t = " << clock.time << " with the new dt";
+    throw Error(ExitCode::incompatible_checkpoint, msg.str());
+  }
+  if (config.steps) {
+    resumed.t_end = resumed.time_at(resumed.steps);
+  } else {  // whole steps from the checkpoint's time to t_end
+    const double n = std::round(left / resumed.dt);
+    if (n < 0 || std::abs(n * resumed.dt - left) > 1e-9 * std::max(std::abs(left), resumed.dt)) {
+      msg << config.source << ": 'time.t_end' = " << p.t_end << " is not a whole number of steps of dt = " << resumed.dt
+          << " after the checkpoint's t = " << clock.time << " (step " << clock.step << ")";
+      throw Error(ExitCode::t_end_mismatch, msg.str());
+    }
+    resumed.steps = clock.step + static_cast<long>(n);
+  }
+  return resumed;
+}
+
 }  // namespace heatwave

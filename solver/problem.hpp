@@ -3,7 +3,9 @@
 // grid and its spacing, the faces, the initial state, the time step and step
 // count, derived once from a validated Config and checked for stability.
 // Numerics only: how the run goes (backend, ranks, files) is RunSettings.
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -12,6 +14,13 @@
 #include "solver/numerics.hpp"
 
 namespace heatwave {
+
+// Where a restart resumes: the checkpoint's step, time and time step.
+struct RestartClock {
+  long step = 0;
+  double time = 0;
+  double dt = 0;
+};
 
 struct Problem {
   std::string source;  // the config file, for messages
@@ -28,12 +37,33 @@ struct Problem {
   InitialCondition initial;
   std::optional<InitialCondition> velocity;  // equations second order in time; zero when absent
   double dt = 0;
-  long steps = 0;
+  long steps = 0;     // the step the run ends at
   double t_end = 0;
+  // The clock: step n is at time start_time + (n - start_step) dt. A run from
+  // t = 0, or restarted on its own schedule, has 0 and 0 (time = n dt).
+  long start_step = 0;
+  double start_time = 0;
 
   // Builds and checks. Throws Error(unstable) past the stability limit and
   // Error(t_end_mismatch) when an explicit dt does not divide t_end.
   static Problem from(const Config& config);
+  // The problem as it continues from a checkpoint. On the checkpoint's own
+  // schedule (the same dt, its time = step x dt) it is from(config), bit for
+  // bit. Otherwise time goes on from the checkpoint's (step, time): with the
+  // checkpoint's dt where the config gives the same one to rounding, or, when
+  // `new_dt` allows it, with the config's (dt: auto lands on t_end from the
+  // checkpoint's time); a dt that changes without `new_dt` is refused
+  // (Error(incompatible_checkpoint)), since every later time would be off.
+  static Problem from(const Config& config, const RestartClock& clock, bool new_dt);
+
+  double time_at(long step) const { return start_time + static_cast<double>(step - start_step) * dt; }
+  // Whether two problems step alike: the same dt and end step, and clocks
+  // that agree (to rounding) on the time of every step.
+  bool same_schedule(const Problem& other) const {
+    const double t = time_at(other.start_step);
+    return dt == other.dt && steps == other.steps &&
+           std::abs(t - other.start_time) <= 1e-12 * std::max(std::abs(t), std::abs(other.start_time));
+  }
 
   long global_points() const;
   int levels() const { return info(equation).levels; }

@@ -53,34 +53,101 @@ std::string RunFiles<D, Real>::write_checkpoint() {
   return path;
 }
 
-template <int D, class Real>
-std::string RunFiles<D, Real>::restart(const std::string& checkpoint) {
-  const double t0 = steady_seconds();
-  const std::string& dir = config_.run.checkpoint.dir;
-  std::string path;
-  long restored_step = 0;
-  const auto levels = checkpoint_levels();
-  std::vector<std::string> names;
-  for (const auto& level : levels) names.push_back(level.first);
-  on_every_rank(decomposition_.comm(), [&] {
-    path = checkpoint == "latest" ? field_io::latest_checkpoint(dir) : checkpoint;
-    const hdf5::Reader file(path);
-    restored_step = field_io::check_restart_compatible(file, problem_, names);
-    if (std::get<std::string>(file.attribute("config_hash")) != config_hash(config_) && decomposition_.rank() == 0)
-      spdlog::warn("{}: the checkpoint's config hash differs from this config's; continuing with this config", path);
-    std::vector<Real> values(domain_.layout.owned_box().size());
-    for (const auto& [name, level] : levels) {
-      file.read(name, field_io::block_of(domain_), values.data());
-      backend_.write(level, values.data());
+namespace {
+
+// The checkpoints "latest" may mean, newest first; the file itself otherwise.
+std::vector<std::string> restart_candidates(const std::string& checkpoint, const std::string& dir) {
+  if (checkpoint != "latest") return {checkpoint};
+  std::vector<std::string> paths{field_io::latest_checkpoint(dir)};  // none: a named error
+  const std::vector<long> steps = field_io::checkpoint_steps(dir);
+  for (auto step = steps.rbegin() + 1; step < steps.rend(); ++step) paths.push_back(field_io::checkpoint_path(dir, *step));
+  return paths;
+}
+
+std::vector<std::string> level_names(const Problem& problem) {
+  const EquationInfo equation = info(problem.equation);
+  return {equation.level_names.begin(), equation.level_names.end()};
+}
+
+}  // namespace
+
+RestartClock restart_clock(const Config& config, const std::string& checkpoint, MPI_Comm comm) {
+  const Problem fresh = Problem::from(config);
+  RestartClock clock;
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  on_every_rank(comm, [&] {
+    if (rank != 0) return;
+    const std::vector<std::string> paths = restart_candidates(checkpoint, config.run.checkpoint.dir);
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      try {
+        clock = field_io::check_restart_compatible(hdf5::Reader(paths[i]), fresh, level_names(fresh));
+        return;
+      } catch (const Error& e) {
+        if (e.code() != ExitCode::corrupt_file || i + 1 == paths.size()) throw;
+        spdlog::warn("skipping {}: {}", paths[i], e.what());
+      }
     }
   });
-  backend_.set_step(restored_step);
-  // The XDMF series continues the outputs written up to this step.
-  output_steps_.clear();
-  for (long s : field_io::output_steps(config_.run.output.dir))
-    if (s <= restored_step) output_steps_.push_back(s);
-  seconds_ += steady_seconds() - t0;
-  return path;
+  check_mpi(MPI_Bcast(&clock.step, 1, MPI_LONG, 0, comm), "MPI_Bcast");
+  double values[2] = {clock.time, clock.dt};
+  check_mpi(MPI_Bcast(values, 2, MPI_DOUBLE, 0, comm), "MPI_Bcast");
+  clock.time = values[0], clock.dt = values[1];
+  return clock;
+}
+
+template <int D, class Real>
+std::string RunFiles<D, Real>::restart(const std::string& checkpoint, bool new_dt) {
+  const double t0 = steady_seconds();
+  const auto levels = checkpoint_levels();
+  std::vector<std::string> paths;
+  on_every_rank(decomposition_.comm(),
+                [&] { paths = restart_candidates(checkpoint, config_.run.checkpoint.dir); });
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string& path = paths[i];
+    RestartClock clock;
+    try {
+      on_every_rank(decomposition_.comm(), [&] {
+        const hdf5::Reader file(path);
+        clock = field_io::check_restart_compatible(file, problem_, level_names(problem_));
+        if (!Problem::from(config_, clock, new_dt).same_schedule(problem_))
+          throw Error(ExitCode::incompatible_checkpoint,
+                      path + ": resumes at step " + std::to_string(clock.step) + ", t = " + std::to_string(clock.time) +
+                          " on another time schedule than the checkpoint this run was set up from: restart from it by name");
+        if (std::get<std::string>(file.attribute("config_hash")) != config_hash(config_) && decomposition_.rank() == 0)
+          spdlog::warn("{}: the checkpoint's config hash differs from this config's; continuing with this config", path);
+        std::vector<Real> values(domain_.layout.owned_box().size());
+        for (const auto& [name, level] : levels) {
+          file.read(name, field_io::block_of(domain_), values.data());  // every chunk's checksum on the way
+          backend_.write(level, values.data());
+        }
+      });
+    } catch (const Error& e) {
+      if (checkpoint != "latest" || e.code() != ExitCode::corrupt_file || i + 1 == paths.size()) throw;
+      if (decomposition_.rank() == 0)
+        spdlog::warn("skipping {}, which does not verify: {}; trying the next older checkpoint", path, e.what());
+      continue;
+    }
+    backend_.set_step(clock.step);
+    // The XDMF series continues the outputs written up to this step, with their own times.
+    output_steps_.clear();
+    on_every_rank(decomposition_.comm(), [&] {
+      if (decomposition_.rank() != 0) return;
+      for (long s : field_io::output_steps(config_.run.output.dir)) {
+        if (s > clock.step) continue;
+        double time = problem_.time_at(s);  // an output that does not read keeps its place in the series
+        try {
+          const auto value = hdf5::Reader(field_io::output_path(config_.run.output.dir, s)).attribute("time");
+          if (std::holds_alternative<double>(value)) time = std::get<double>(value);
+        } catch (const Error&) {
+        }
+        output_steps_.emplace_back(s, time);
+      }
+    });
+    seconds_ += steady_seconds() - t0;
+    return path;
+  }
+  return {};  // not reached: the last candidate rethrows
 }
 
 template <int D, class Real>
@@ -92,7 +159,8 @@ void RunFiles<D, Real>::write_output() {
   for (const std::string& field : settings.fields)
     levels.emplace_back(field, field == names[0] ? Level::current : Level::previous);
   write_levels(field_io::output_path(settings.dir, backend_.step()), "output", levels);
-  if (output_steps_.empty() || output_steps_.back() != backend_.step()) output_steps_.push_back(backend_.step());
+  if (output_steps_.empty() || output_steps_.back().first != backend_.step())
+    output_steps_.emplace_back(backend_.step(), problem_.time_at(backend_.step()));
   on_every_rank(decomposition_.comm(), [&] {
     if (decomposition_.rank() == 0) field_io::write_output_series(problem_, settings, output_steps_);
   });

@@ -21,9 +21,12 @@ class RunFiles {
 
   // A checkpoint of the current state in checkpoint.dir, the last `keep` kept. Returns its path.
   std::string write_checkpoint();
-  // Restores the fields and the step from a checkpoint path, or from the
-  // newest in checkpoint.dir for "latest". Returns the path used.
-  std::string restart(const std::string& checkpoint);
+  // Restores the fields and the step from a checkpoint path, or for "latest"
+  // from the newest checkpoint in checkpoint.dir that verifies (an older one
+  // where the newest is damaged: each skipped one is logged with the reason).
+  // The checkpoint must resume this run's schedule (Problem::from with its
+  // clock and `new_dt`). Returns the path used.
+  std::string restart(const std::string& checkpoint, bool new_dt = false);
   // A field output of the current state in output.dir, and the XDMF series.
   void write_output();
 
@@ -41,9 +44,14 @@ class RunFiles {
   const Decomposition& decomposition_;
   const LocalDomain<D>& domain_;
   Backend<D, Real>& backend_;
-  std::vector<long> output_steps_;  // the steps in the XDMF series
+  std::vector<std::pair<long, double>> output_steps_;  // (step, time) of the outputs in the XDMF series
   double seconds_ = 0;
 };
+
+// The clock a restart resumes from (collective): the checkpoint named, or for
+// "latest" the newest in checkpoint.dir whose attributes read (the data is
+// verified when RunFiles::restart reads it).
+RestartClock restart_clock(const Config& config, const std::string& checkpoint, MPI_Comm comm);
 
 // initial: or velocity: of type file, read into the backend after initialize()
 // (collective). Returns the wall seconds it took.

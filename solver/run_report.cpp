@@ -19,7 +19,7 @@ RunMetrics start_report(const Problem& problem, const RunSetup& setup) {
   m.decomposition = setup.decomposition;
   m.steps = problem.steps;
   m.dt = problem.dt;
-  m.simulated_time = problem.steps * problem.dt;
+  m.simulated_time = problem.time_at(problem.steps);
   m.bytes_per_update = problem.bytes_per_update();
   m.halo_transport = setup.halo_transport;
   m.halo_path = setup.halo_path;

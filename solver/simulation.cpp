@@ -28,9 +28,11 @@ int exchanged_levels(const Problem& p, int halo) { return p.levels() == 2 && hal
 }  // namespace
 
 template <int D, class Real>
-Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm)
+Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunControl& control)
     : config_(config),
-      problem_(Problem::from(config_)),
+      problem_(control.restart.empty()
+                   ? Problem::from(config_)
+                   : Problem::from(config_, restart_clock(config_, control.restart, comm), control.new_dt)),
       decomposition_(problem_, config_.run.parallel, halo_depth(problem_, config_.run), comm),
       domain_(decomposition_.template local_domain<D>()),
       chosen_(make_backend<D, Real>(problem_, config_.run, domain_, decomposition_.comm())),
@@ -39,6 +41,7 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm)
       files_(config_, problem_, decomposition_, domain_, *chosen_.backend) {
   chosen_.backend->initialize();
   phases_.io += load_initial_files(problem_, decomposition_, domain_, *chosen_.backend);
+  if (!control.restart.empty()) restored_from_ = files_.restart(control.restart, control.new_dt);
   // --log-level debug: how the run is laid out (rank 0's view).
   std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end()),
       offset(domain_.offset.begin(), domain_.offset.end());
@@ -139,9 +142,11 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   RunMetrics m = start_report(
       problem_, {backend().name(), chosen_.reason, decomposition_.size(), omp_get_max_threads(), domain_.layout.halo,
                  decomposition_.dims(), to_string(halo_.transport()), halo_.path(), overlapped()});
-  if (!control.restart.empty()) {
-    const std::string path = restart(control.restart);
-    spdlog::info("restarted from {} at step {} (t = {:.6g})", path, step(), step() * problem_.dt);
+  if (!restored_from_.empty()) {
+    spdlog::info("restarted from {} at step {} (t = {:.6g})", restored_from_, step(), problem_.time_at(step()));
+    if (problem_.start_step != 0)  // on a clock of its own: a dt changed here or at an earlier restart
+      spdlog::info("time goes on from t = {:.10g} with dt = {:.10g}, {} steps to t = {:.10g}", problem_.time_at(step()), problem_.dt,
+                   problem_.steps - step(), problem_.time_at(problem_.steps));
   }
   m.first_step = step();
   m.initial = diagnose();
@@ -194,7 +199,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
       const double elapsed = t - start,
                    done = static_cast<double>(step() - m.first_step) / (total_steps - m.first_step);
       spdlog::info("progress: step {}/{} ({:.1f}%), t = {:.5g}, {:.3g} Gcells/s, elapsed {}, ETA {}", step(),
-                   total_steps, 100.0 * step() / total_steps, step() * problem_.dt,
+                   total_steps, 100.0 * step() / total_steps, problem_.time_at(step()),
                    problem_.global_points() * static_cast<double>(step() - m.first_step) / elapsed / 1e9,
                    format_duration(elapsed), format_duration(elapsed / done - elapsed));
       last_progress = t;
@@ -219,7 +224,7 @@ template class Simulation<3, double>;
 
 RunMetrics run_config(const Config& config, const RunControl& control, MPI_Comm comm) {
   return with_dims_and_precision(config.dims, config.precision == Precision::float32,
-                                 [&]<int D, class Real>() { return Simulation<D, Real>(config, comm).run(control); });
+                                 [&]<int D, class Real>() { return Simulation<D, Real>(config, comm, control).run(control); });
 }
 
 }  // namespace heatwave

@@ -23,13 +23,16 @@ namespace heatwave {
 // signal handler sets (SIGTERM/SIGUSR1: checkpoint at the next chunk boundary and stop).
 struct RunControl {
   std::string restart;                               // "", "latest" or a checkpoint path
+  bool new_dt = false;                               // the restart may change the time step (--new-dt)
   const volatile std::sig_atomic_t* stop = nullptr;  // nonzero: stop requested
 };
 
 template <int D, class Real>
 class Simulation {
  public:
-  explicit Simulation(const Config& config, MPI_Comm comm = MPI_COMM_WORLD);
+  // From the config's initial state, or, where `control` names a checkpoint,
+  // from it (collective; the problem's clock is the checkpoint's).
+  explicit Simulation(const Config& config, MPI_Comm comm = MPI_COMM_WORLD, const RunControl& control = {});
 
   // The whole run with progress, diagnostics and a summary in the log.
   // Throws Error(non_finite) when NaN/Inf appears. A stop request ends the
@@ -46,7 +49,7 @@ class Simulation {
   }
   // Checkpoints and outputs (collective): RunFiles.
   std::string write_checkpoint() { return files_.write_checkpoint(); }
-  std::string restart(const std::string& checkpoint) { return files_.restart(checkpoint); }
+  std::string restart(const std::string& checkpoint) { return files_.restart(checkpoint); }  // on this run's schedule
   void write_output() { files_.write_output(); }
 
   Backend<D, Real>& backend() { return *chosen_.backend; }
@@ -76,6 +79,7 @@ class Simulation {
   HaloExchange<D, Real> halo_;
   RunFiles<D, Real> files_;
   PhaseTimes phases_;
+  std::string restored_from_;  // the checkpoint the constructor restored, if any
 };
 
 // Picks dimension and precision from the config and runs.
