@@ -26,6 +26,7 @@ enum class ExitCode : int {
   incompatible_checkpoint = 16,  // restart from a checkpoint of another grid, equation, precision, radius or dims
   corrupt_file = 17,             // an HDF5 file that does not open or read: truncated, checksum (Fletcher32) mismatch
   validation_failed = 18,        // `heatwave validate` ran and at least one check failed
+  directory_in_use = 19,         // another live run holds the checkpoint or output directory
   interrupted = 75,              // stopped by SIGTERM/SIGUSR1 after a checkpoint (EX_TEMPFAIL: requeue)
 };
 

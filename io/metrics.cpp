@@ -73,6 +73,11 @@ void write_metrics_json(const std::string& path, const Config& c, const RunMetri
   j["effective_bandwidth_bytes_per_second"] = m.cells_per_second * m.bytes_per_update;
   j["initial"] = summary_json(m.initial);
   j["final"] = summary_json(m.final);
+  if (!m.restarted_from.empty())
+    j["restart"] = {{"checkpoint", m.restarted_from},
+                    {"step", m.first_step},
+                    {"time", m.initial.time},
+                    {"clock", {{"step", m.clock_step}, {"time", m.clock_time}, {"dt", m.dt}}}};
 
   write_text_file(path, j.dump(2) + "\n", "metrics file");
 }

@@ -53,7 +53,12 @@ struct RunMetrics {
   double cells_per_second = 0;
   double bytes_per_update = 0;  // the minimum device-memory traffic per cell update
   FieldSummary initial, final;
-  long first_step = 0;       // > 0 after a restart
+  long first_step = 0;         // > 0 after a restart
+  std::string restarted_from;  // the checkpoint, after a restart
+  // The clock times come from: time(step) = clock_time + (step - clock_step) * dt
+  // (0, 0 unless a restart changed dt, here or earlier).
+  long clock_step = 0;
+  double clock_time = 0;
   bool interrupted = false;  // stopped by a signal after a checkpoint
 };
 

@@ -68,12 +68,14 @@ Problem Problem::from(const Config& config) {
   auto refuse_count = [&](double count, const std::string& why) {
     std::ostringstream m;
     m.precision(6);
-    m << config.source << ": " << why << " = " << count << " steps, more than heatwave can count (at most 2^53 = "
-      << max_steps << "): is dt or t_end off by orders of magnitude?";
+    m << config.source << ": " << why << " = " << count
+      << " steps, more than heatwave can count (at most 2^53 = " << max_steps
+      << "): is dt or t_end off by orders of magnitude?";
     throw Error(ExitCode::invalid_value, m.str());
   };
   if (config.steps) {
-    if (static_cast<double>(*config.steps) > max_steps) refuse_count(static_cast<double>(*config.steps), "'time.steps'");
+    if (static_cast<double>(*config.steps) > max_steps)
+      refuse_count(static_cast<double>(*config.steps), "'time.steps'");
     p.steps = *config.steps;
     p.t_end = p.steps * p.dt;
   } else {
@@ -102,12 +104,28 @@ Problem Problem::from(const Config& config) {
 
 Problem Problem::from(const Config& config, const RestartClock& clock, bool new_dt) {
   Problem p = from(config);
+  if (config.steps && *config.steps < clock.step)
+    throw Error(ExitCode::invalid_value,
+                config.source + ": 'time.steps' = " + std::to_string(*config.steps) +
+                    " is before the checkpoint's step " + std::to_string(clock.step) +
+                    ": a run does not go back; raise steps or restart from an earlier checkpoint");
+  const double left = p.t_end - clock.time, tolerance = 1e-12 * std::max(std::abs(p.t_end), std::abs(clock.time));
+  if (!config.steps && left < -tolerance) {
+    std::ostringstream msg;
+    msg.precision(10);
+    msg << config.source << ": 'time.t_end' = " << p.t_end << " is before the checkpoint's t = " << clock.time
+        << " (step " << clock.step << "): a run does not go back; raise t_end or restart from an earlier checkpoint";
+    throw Error(ExitCode::invalid_value, msg.str());
+  }
   if (p.dt == clock.dt && clock.time == static_cast<double>(clock.step) * p.dt) return p;  // its own schedule
   // Time goes on from the checkpoint: what the config's dt rule gives from
   // there (dt: auto with t_end lands on t_end from the checkpoint's time).
   Problem resumed = p;
   resumed.start_step = clock.step, resumed.start_time = clock.time;
-  const double left = p.t_end - clock.time;
+  if (!config.steps && left <= tolerance) {  // already at t_end: nothing to run
+    resumed.dt = clock.dt, resumed.steps = clock.step, resumed.t_end = clock.time;
+    return resumed;
+  }
   if (!config.steps && !config.dt) {
     const double dt_max = p.stability_limit() / p.stability_number_for(1.0);
     resumed.dt = left / std::max(1.0, std::ceil(left / (config.dt_safety * dt_max)));
@@ -117,9 +135,11 @@ Problem Problem::from(const Config& config, const RestartClock& clock, bool new_
   if (std::abs(resumed.dt - clock.dt) <= 1e-9 * clock.dt) {
     resumed.dt = clock.dt;  // the checkpoint's, to the bit: the same step up to rounding
   } else if (!new_dt) {
-    msg << config.source << ": the checkpoint was written with dt = " << clock.dt << " (step " << clock.step << ", t = " << clock.time
-        << "), this config gives dt = " << resumed.dt << (config.dt ? "" : " (dt: auto, from t_end or the grid)")
-        << ": every later time would be off. Restart with --new-dt to go on from t = " << clock.time << " with the new dt";
+    msg << config.source << ": the checkpoint was written with dt = " << clock.dt << " (step " << clock.step
+        << ", t = " << clock.time << "), this config gives dt = " << resumed.dt
+        << (config.dt ? "" : " (dt: auto, from t_end or the grid)")
+        << ": every later time would be off. Restart with --new-dt to go on from t = " << clock.time
+        << " with the new dt";
     throw Error(ExitCode::incompatible_checkpoint, msg.str());
   }
   if (config.steps) {

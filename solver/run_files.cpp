@@ -39,7 +39,23 @@ void RunFiles<D, Real>::write_levels(const std::string& path, const std::string&
 }
 
 template <int D, class Real>
+void RunFiles<D, Real>::claim_directories(bool checkpoints, bool outputs) {
+  on_every_rank(decomposition_.comm(), [&] {
+    if (decomposition_.rank() != 0) return;
+    const std::string owner = "config hash " + config_hash(config_) + " (" + config_.source + ")";
+    const RunSettings& run = config_.run;
+    if (checkpoints && !checkpoint_lock_) checkpoint_lock_ = std::make_unique<DirectoryLock>(run.checkpoint.dir, owner);
+    // One directory for both: one lock.
+    const bool shared =
+        std::filesystem::weakly_canonical(run.output.dir) == std::filesystem::weakly_canonical(run.checkpoint.dir);
+    if (outputs && !output_lock_ && !(shared && checkpoint_lock_))
+      output_lock_ = std::make_unique<DirectoryLock>(run.output.dir, owner);
+  });
+}
+
+template <int D, class Real>
 std::string RunFiles<D, Real>::write_checkpoint() {
+  claim_directories(true, false);
   const double t0 = steady_seconds();
   const CheckpointSettings& settings = config_.run.checkpoint;
   const std::string path = field_io::checkpoint_path(settings.dir, backend_.step());
@@ -60,7 +76,8 @@ std::vector<std::string> restart_candidates(const std::string& checkpoint, const
   if (checkpoint != "latest") return {checkpoint};
   std::vector<std::string> paths{field_io::latest_checkpoint(dir)};  // none: a named error
   const std::vector<long> steps = field_io::checkpoint_steps(dir);
-  for (auto step = steps.rbegin() + 1; step < steps.rend(); ++step) paths.push_back(field_io::checkpoint_path(dir, *step));
+  for (auto step = steps.rbegin() + 1; step < steps.rend(); ++step)
+    paths.push_back(field_io::checkpoint_path(dir, *step));
   return paths;
 }
 
@@ -101,8 +118,7 @@ std::string RunFiles<D, Real>::restart(const std::string& checkpoint, bool new_d
   const double t0 = steady_seconds();
   const auto levels = checkpoint_levels();
   std::vector<std::string> paths;
-  on_every_rank(decomposition_.comm(),
-                [&] { paths = restart_candidates(checkpoint, config_.run.checkpoint.dir); });
+  on_every_rank(decomposition_.comm(), [&] { paths = restart_candidates(checkpoint, config_.run.checkpoint.dir); });
   for (std::size_t i = 0; i < paths.size(); ++i) {
     const std::string& path = paths[i];
     RestartClock clock;
@@ -111,11 +127,13 @@ std::string RunFiles<D, Real>::restart(const std::string& checkpoint, bool new_d
         const hdf5::Reader file(path);
         clock = field_io::check_restart_compatible(file, problem_, level_names(problem_));
         if (!Problem::from(config_, clock, new_dt).same_schedule(problem_))
-          throw Error(ExitCode::incompatible_checkpoint,
-                      path + ": resumes at step " + std::to_string(clock.step) + ", t = " + std::to_string(clock.time) +
-                          " on another time schedule than the checkpoint this run was set up from: restart from it by name");
+          throw Error(
+              ExitCode::incompatible_checkpoint,
+              path + ": resumes at step " + std::to_string(clock.step) + ", t = " + std::to_string(clock.time) +
+                  " on another time schedule than the checkpoint this run was set up from: restart from it by name");
         if (std::get<std::string>(file.attribute("config_hash")) != config_hash(config_) && decomposition_.rank() == 0)
-          spdlog::warn("{}: the checkpoint's config hash differs from this config's; continuing with this config", path);
+          spdlog::warn("{}: the checkpoint's config hash differs from this config's; continuing with this config",
+                       path);
         std::vector<Real> values(domain_.layout.owned_box().size());
         for (const auto& [name, level] : levels) {
           file.read(name, field_io::block_of(domain_), values.data());  // every chunk's checksum on the way
@@ -152,6 +170,7 @@ std::string RunFiles<D, Real>::restart(const std::string& checkpoint, bool new_d
 
 template <int D, class Real>
 void RunFiles<D, Real>::write_output() {
+  claim_directories(false, true);
   const double t0 = steady_seconds();
   const OutputSettings& settings = config_.run.output;
   const auto names = info(problem_.equation).level_names;

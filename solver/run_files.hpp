@@ -3,10 +3,12 @@
 // restart from the newest or a named one) and field outputs with their XDMF
 // series for ParaView. Collective over the decomposition's ranks; the HDF5
 // mechanics are io/hdf5's, names and attributes field_io's.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "io/config.hpp"
+#include "io/directory_lock.hpp"
 #include "solver/backend.hpp"
 #include "solver/decomposition.hpp"
 
@@ -30,6 +32,12 @@ class RunFiles {
   // A field output of the current state in output.dir, and the XDMF series.
   void write_output();
 
+  // Takes the checkpoint directory's lock (and the output directory's, with
+  // `outputs`) on rank 0, so that no second run writes there (collective;
+  // Error(directory_in_use) naming the holder). Writes take them too, on
+  // their first call.
+  void claim_directories(bool checkpoints, bool outputs);
+
   // Wall seconds spent in these files so far (the io phase).
   double seconds() const { return seconds_; }
 
@@ -46,6 +54,7 @@ class RunFiles {
   Backend<D, Real>& backend_;
   std::vector<std::pair<long, double>> output_steps_;  // (step, time) of the outputs in the XDMF series
   double seconds_ = 0;
+  std::unique_ptr<DirectoryLock> checkpoint_lock_, output_lock_;  // rank 0's
 };
 
 // The clock a restart resumes from (collective): the checkpoint named, or for

@@ -41,6 +41,10 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
       files_(config_, problem_, decomposition_, domain_, *chosen_.backend) {
   chosen_.backend->initialize();
   phases_.io += load_initial_files(problem_, decomposition_, domain_, *chosen_.backend);
+  // The directories this run will write, claimed before any work: a second run there stops now.
+  const RunSettings& run = config_.run;
+  files_.claim_directories(run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0 || !control.restart.empty(),
+                           run.output.every > 0);
   if (!control.restart.empty()) restored_from_ = files_.restart(control.restart, control.new_dt);
   // --log-level debug: how the run is laid out (rank 0's view).
   std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end()),
@@ -48,12 +52,16 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
   std::string neighbours;
   for (int a = 0; a < D; ++a)
     for (int side = 0; side < 2; ++side)
-      if (domain_.exchanged[a][side]) neighbours += std::string(neighbours.empty() ? "" : ", ") + axis_names[a] + (side ? "_high" : "_low");
-  spdlog::debug("decomposition: {} rank(s) as {}; this rank owns {} points from global index [{}], halo depth {}, faces from "
-                "neighbours: {}",
-                decomposition_.size(), fmt::join(std::vector<int>(decomposition_.dims().begin(), decomposition_.dims().begin() + D), " x "),
-                fmt::join(owned, " x "), fmt::join(offset, ", "), domain_.layout.halo, neighbours.empty() ? "none" : neighbours);
-  spdlog::debug("halo transport: {}; levels exchanged: {}", halo_.path(), exchanged_levels(problem_, domain_.layout.halo));
+      if (domain_.exchanged[a][side])
+        neighbours += std::string(neighbours.empty() ? "" : ", ") + axis_names[a] + (side ? "_high" : "_low");
+  spdlog::debug(
+      "decomposition: {} rank(s) as {}; this rank owns {} points from global index [{}], halo depth {}, faces from "
+      "neighbours: {}",
+      decomposition_.size(),
+      fmt::join(std::vector<int>(decomposition_.dims().begin(), decomposition_.dims().begin() + D), " x "),
+      fmt::join(owned, " x "), fmt::join(offset, ", "), domain_.layout.halo, neighbours.empty() ? "none" : neighbours);
+  spdlog::debug("halo transport: {}; levels exchanged: {}", halo_.path(),
+                exchanged_levels(problem_, domain_.layout.halo));
   spdlog::debug("backend {}: {}{}", backend().name(), chosen_.reason,
                 backend().plan().empty() ? "" : "; launch plan: " + backend().plan());
 }
@@ -84,8 +92,8 @@ void Simulation<D, Real>::advance(long steps) {
       backend().synchronize();
       phases_.compute += steady_seconds() - t0;
     }
-    spdlog::debug("chunk of {} step(s) to step {}: {} ({} computing)", k, step(), format_duration(steady_seconds() - start),
-                  format_duration(phases_.compute - compute));
+    spdlog::debug("chunk of {} step(s) to step {}: {} ({} computing)", k, step(),
+                  format_duration(steady_seconds() - start), format_duration(phases_.compute - compute));
   }
 }
 
@@ -145,10 +153,12 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   if (!restored_from_.empty()) {
     spdlog::info("restarted from {} at step {} (t = {:.6g})", restored_from_, step(), problem_.time_at(step()));
     if (problem_.start_step != 0)  // on a clock of its own: a dt changed here or at an earlier restart
-      spdlog::info("time goes on from t = {:.10g} with dt = {:.10g}, {} steps to t = {:.10g}", problem_.time_at(step()), problem_.dt,
-                   problem_.steps - step(), problem_.time_at(problem_.steps));
+      spdlog::info("time goes on from t = {:.10g} with dt = {:.10g}, {} steps to t = {:.10g}", problem_.time_at(step()),
+                   problem_.dt, problem_.steps - step(), problem_.time_at(problem_.steps));
   }
   m.first_step = step();
+  m.restarted_from = restored_from_;
+  m.clock_step = problem_.start_step, m.clock_time = problem_.start_time;
   m.initial = diagnose();
   log_diagnostics(m.initial);
   check_finite(problem_, m.initial, m.first_step);
@@ -223,8 +233,9 @@ template class Simulation<3, float>;
 template class Simulation<3, double>;
 
 RunMetrics run_config(const Config& config, const RunControl& control, MPI_Comm comm) {
-  return with_dims_and_precision(config.dims, config.precision == Precision::float32,
-                                 [&]<int D, class Real>() { return Simulation<D, Real>(config, comm, control).run(control); });
+  return with_dims_and_precision(config.dims, config.precision == Precision::float32, [&]<int D, class Real>() {
+    return Simulation<D, Real>(config, comm, control).run(control);
+  });
 }
 
 }  // namespace heatwave

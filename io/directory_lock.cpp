@@ -1,0 +1,72 @@
+#include "io/directory_lock.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <string>
+
+#include "io/errors.hpp"
+
+namespace heatwave {
+
+namespace {
+
+std::string contents(int fd) {
+  std::string text(512, '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+DirectoryLock::DirectoryLock(const std::string& dir, const std::string& owner)
+    : path_((std::filesystem::path(dir) / ".heatwave.lock").string()) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw Error(ExitCode::io_error, dir + ": cannot create the directory: " + error.message());
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(ExitCode::io_error, path_ + ": cannot create the lock file: " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int why = errno;
+    const std::string holder = contents(fd_);
+    ::close(fd_);
+    fd_ = -1;
+    if (why != EWOULDBLOCK)
+      throw Error(ExitCode::io_error, path_ + ": cannot lock the directory: " + std::strerror(why));
+    throw Error(ExitCode::directory_in_use,
+                dir + " is in use by another heatwave run (" + (holder.empty() ? "holder unknown" : holder) +
+                    "): two runs writing one directory would overwrite each other's files; give this run its own "
+                    "directory, or wait for that run to end");
+  }
+  // A lock file with a holder but no lock on it: that process is gone.
+  if (const std::string stale = contents(fd_); !stale.empty())
+    spdlog::warn("{}: taking over a stale lock ({}), whose process is gone", path_, stale);
+  char host[256] = "unknown";
+  ::gethostname(host, sizeof host - 1);
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char since[32];
+  std::strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  const std::string me =
+      "host " + std::string(host) + ", pid " + std::to_string(::getpid()) + ", " + owner + ", since " + since + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size()))
+    spdlog::warn("{}: cannot record this run in the lock file: {}", path_, std::strerror(errno));
+}
+
+DirectoryLock::~DirectoryLock() {
+  if (fd_ < 0) return;
+  // Empty again, so the next run finds no stale holder; then the lock goes with the descriptor.
+  if (::ftruncate(fd_, 0) != 0) {
+  }
+  ::close(fd_);
+}
+
+}  // namespace heatwave
