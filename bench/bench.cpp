@@ -70,7 +70,7 @@ Suite load_suite(const std::string& text, const std::string& source) {
   if (s.steps < 1) top.invalid("steps", "must be >= 1");
   if (s.warmup_steps < 0) top.invalid("warmup_steps", "must be >= 0");
   YAML::Node cases = top.raw("cases");
-  if (!cases.IsSequence()) top.invalid("cases", "must be a list of case matrices");
+  if (!cases.IsSequence() || cases.size() == 0) top.invalid("cases", "must be a non-empty list of case matrices");
   for (std::size_t i = 0; i < cases.size(); ++i) {
     yaml::Section c(cases[i], "cases[" + std::to_string(i) + "]", source,
                     {"backend", "equation", "precision", "radius", "grid", "cluster"});
@@ -208,10 +208,18 @@ int run(const Options& o) {
   out["host_copy_bytes_per_second"] = host_copy;
   out["host_threads"] = omp_get_max_threads();
 
+#ifdef HEATWAVE_HAVE_CUDA
+  const char* no_gpu = "no CUDA device is visible";
+#else
+  const char* no_gpu = "this build has no CUDA backend";
+#endif
   std::vector<Row> rows;
+  long skipped = 0;
   for (const Config& c : suite.cases) {
     if (c.run.backend && *c.run.backend != BackendKind::host && device_copy == 0) {
-      spdlog::warn("skipping a {} case: no CUDA device here", to_string(*c.run.backend));
+      spdlog::warn("skipping a {} case: {}", to_string(*c.run.backend), no_gpu);
+      out["skipped"].push_back({{"backend", to_string(*c.run.backend)}, {"reason", no_gpu}});
+      ++skipped;
       continue;
     }
     Row row = time_any(c, suite);
@@ -223,6 +231,13 @@ int run(const Options& o) {
     rows.push_back(row);
   }
 
+  // A suite that measured nothing fails, and leaves an earlier JSON alone.
+  if (rows.empty())
+    throw Error(ExitCode::cuda_error,
+                fmt::format("{}: all {} case(s) need a GPU backend and {}: nothing was measured (run it where "
+                            "`heatwave info` lists a device, or ask for backend: host)",
+                            source, skipped, no_gpu));
+  if (skipped > 0) spdlog::warn("{} of {} case(s) skipped: {}", skipped, suite.cases.size(), no_gpu);
   std::printf(
       "\n| backend | equation | dims | precision | radius | grid | Gcells/s | GB/s | %% roofline | spread | plan |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");

@@ -24,7 +24,7 @@ namespace {
 using yaml::Section;
 
 const std::vector<std::string> initial_keys{"type",  "amplitude", "modes", "center", "width",
-                                            "value", "seed",      "path",  "dataset"};
+                                            "value", "gradient",  "seed",  "path",   "dataset"};
 
 // An initial field (u0, or v0 for the wave). Gaussian centres default to the domain centre.
 InitialCondition parse_initial(const Section& s, const Config& cfg) {
@@ -51,6 +51,13 @@ InitialCondition parse_initial(const Section& s, const Config& cfg) {
   ic.width = s.get<double>("width", ic.width);
   if (ic.width <= 0) s.invalid("width", "must be > 0");
   ic.value = s.get<double>("value", 0.0);
+  if (s.has("gradient")) {
+    if (ic.type != InitialType::linear) s.invalid("gradient", "applies only to 'type: linear'");
+    auto g = s.list<double>("gradient");
+    if (static_cast<int>(g.size()) != dims)
+      s.invalid("gradient", "needs one slope per axis (" + std::to_string(dims) + ")");
+    std::copy(g.begin(), g.end(), ic.gradient.begin());
+  }
   ic.seed = s.get<std::uint64_t>("seed", 1);
   if (ic.type == InitialType::file) {
     ic.path = s.require<std::string>("path");
@@ -337,7 +344,9 @@ Config load_config_text(const std::string& text, const std::string& source) {
   return parse(yaml::parse_document(text, source), source);
 }
 
-Config load_config_file(const std::string& path) { return load_config_text(yaml::read_input_file(path, "config file"), path); }
+Config load_config_file(const std::string& path) {
+  return load_config_text(yaml::read_input_file(path, "config file"), path);
+}
 
 Config default_config() { return load_config_text(quickstart_yaml, "<built-in quickstart>"); }
 
@@ -373,6 +382,10 @@ std::string to_yaml(const Config& c) {
         break;
       case InitialType::constant:
         e << YAML::Key << "value" << YAML::Value << Num{ic.value};
+        break;
+      case InitialType::linear:
+        e << YAML::Key << "value" << YAML::Value << Num{ic.value};
+        e << YAML::Key << "gradient" << YAML::Value << YAML::Flow << num_axes(ic.gradient);
         break;
       case InitialType::random:
         e << YAML::Key << "amplitude" << YAML::Value << Num{ic.amplitude};

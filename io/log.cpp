@@ -5,11 +5,21 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 namespace heatwave {
 
 namespace {
+
+// Colour only on a terminal that is the user's: mpirun hands its ranks a
+// pseudo-terminal even when its own output goes to a file, so under an MPI
+// launcher (or with NO_COLOR set, https://no-color.org) the log stays plain.
+spdlog::color_mode colour_for(int fd) {
+  for (const char* var : {"NO_COLOR", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(var); v && *v) return spdlog::color_mode::never;
+  return isatty(fd) ? spdlog::color_mode::always : spdlog::color_mode::never;
+}
 
 // Results and progress on stdout, warnings and errors on stderr (a script
 // that keeps the results sees the errors still), each in colour only where
@@ -17,8 +27,8 @@ namespace {
 class SplitSink final : public spdlog::sinks::sink {
  public:
   SplitSink() {
-    out_.set_color_mode(isatty(STDOUT_FILENO) ? spdlog::color_mode::always : spdlog::color_mode::never);
-    err_.set_color_mode(isatty(STDERR_FILENO) ? spdlog::color_mode::always : spdlog::color_mode::never);
+    out_.set_color_mode(colour_for(STDOUT_FILENO));
+    err_.set_color_mode(colour_for(STDERR_FILENO));
   }
   void log(const spdlog::details::log_msg& message) override {
     if (message.level >= spdlog::level::warn) {

@@ -73,6 +73,7 @@ void write_metrics_json(const std::string& path, const Config& c, const RunMetri
   j["effective_bandwidth_bytes_per_second"] = m.cells_per_second * m.bytes_per_update;
   j["initial"] = summary_json(m.initial);
   j["final"] = summary_json(m.final);
+  if (m.first_energy.has_energy) j["first_energy"] = summary_json(m.first_energy);
   if (!m.restarted_from.empty())
     j["restart"] = {{"checkpoint", m.restarted_from},
                     {"step", m.first_step},

@@ -53,6 +53,7 @@ struct RunMetrics {
   double cells_per_second = 0;
   double bytes_per_update = 0;  // the minimum device-memory traffic per cell update
   FieldSummary initial, final;
+  FieldSummary first_energy;   // the first diagnostic with an energy (the wave's starts at step 1)
   long first_step = 0;         // > 0 after a restart
   std::string restarted_from;  // the checkpoint, after a restart
   // The clock times come from: time(step) = clock_time + (step - clock_step) * dt

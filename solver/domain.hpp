@@ -10,6 +10,14 @@
 
 namespace heatwave {
 
+#ifdef HEATWAVE_TEST_FLIPPED_NEUMANN_FLUX
+// Test-only (tests/CMakeLists.txt builds a mutant with it): the Neumann flux
+// with the wrong sign, which the exact steady states must catch.
+inline constexpr double neumann_flux_sign = -1;
+#else
+inline constexpr double neumann_flux_sign = 1;
+#endif
+
 // How a ghost value follows from the owned field across a physical face:
 // ghost = sign * u[source] + shift (docs/design.md, "Boundary ghosts").
 //   dirichlet: odd reflection about the face value g:   u(b-j) = 2g - u(b+j)
@@ -44,7 +52,7 @@ struct FaceRule {
       case BoundaryType::dirichlet:
         return 2 * value;
       case BoundaryType::neumann:
-        return 2.0 * static_cast<double>(j) * h * value;
+        return neumann_flux_sign * 2.0 * static_cast<double>(j) * h * value;
       case BoundaryType::periodic:
         return 0.0;
     }

@@ -17,7 +17,7 @@ struct InitialSpec {
   double amplitude, width, value;
   std::uint64_t seed;
   int modes[max_dims];
-  double center[max_dims], length[max_dims], spacing[max_dims];
+  double center[max_dims], gradient[max_dims], length[max_dims], spacing[max_dims];
   long points[max_dims];
 
   static InitialSpec make(const InitialCondition& ic, int dims, const std::array<long, 3>& points,
@@ -26,8 +26,8 @@ struct InitialSpec {
     s.type = ic.type, s.dims = dims, s.amplitude = ic.amplitude, s.width = ic.width, s.value = ic.value,
     s.seed = ic.seed;
     for (int a = 0; a < max_dims; ++a)
-      s.modes[a] = ic.modes[a], s.center[a] = ic.center[a], s.length[a] = length[a], s.spacing[a] = spacing[a],
-      s.points[a] = points[a];
+      s.modes[a] = ic.modes[a], s.center[a] = ic.center[a], s.gradient[a] = ic.gradient[a], s.length[a] = length[a],
+      s.spacing[a] = spacing[a], s.points[a] = points[a];
     return s;
   }
   // The problem's u0, and its v0 (zero when the config gives none).
@@ -68,6 +68,11 @@ HW_HD double initial_value(const InitialSpec& s, const long* g) {
     }
     case InitialType::constant:
       return s.value;
+    case InitialType::linear: {
+      double u = s.value;
+      for (int a = 0; a < s.dims; ++a) u += s.gradient[a] * (g[a] * s.spacing[a]);
+      return u;
+    }
     case InitialType::file:  // read from HDF5 by the Simulation once the backend has initialised
       return 0;
     case InitialType::random: {

@@ -17,7 +17,7 @@ inline constexpr const char* axis_names[max_dims] = {"x", "y", "z"};
 
 enum class Precision { float32, float64 };
 enum class BoundaryType { dirichlet, neumann, periodic };
-enum class InitialType { sine, cosine, gaussian, constant, random, file };
+enum class InitialType { sine, cosine, gaussian, constant, linear, random, file };
 
 // The name of a kind in a name table, and the kind of a name (none when unknown).
 template <class Kind, std::size_t N>
@@ -40,10 +40,11 @@ inline constexpr std::array<std::pair<Precision, const char*>, 2> precision_name
     {{Precision::float32, "float32"}, {Precision::float64, "float64"}}};
 inline constexpr std::array<std::pair<BoundaryType, const char*>, 3> boundary_names{
     {{BoundaryType::dirichlet, "dirichlet"}, {BoundaryType::neumann, "neumann"}, {BoundaryType::periodic, "periodic"}}};
-inline constexpr std::array<std::pair<InitialType, const char*>, 6> initial_names{{{InitialType::sine, "sine"},
+inline constexpr std::array<std::pair<InitialType, const char*>, 7> initial_names{{{InitialType::sine, "sine"},
                                                                                    {InitialType::cosine, "cosine"},
                                                                                    {InitialType::gaussian, "gaussian"},
                                                                                    {InitialType::constant, "constant"},
+                                                                                   {InitialType::linear, "linear"},
                                                                                    {InitialType::random, "random"},
                                                                                    {InitialType::file, "file"}}};
 
@@ -65,7 +66,8 @@ struct InitialCondition {
   std::array<int, max_dims> modes{1, 1, 1};            // sine / cosine
   std::array<double, max_dims> center{0.5, 0.5, 0.5};  // gaussian (absolute coordinates)
   double width = 0.1;                                  // gaussian sigma
-  double value = 0.0;                                  // constant
+  double value = 0.0;                                  // constant; linear: u at the origin
+  std::array<double, max_dims> gradient{0, 0, 0};      // linear: u = value + sum gradient_a x_a
   std::uint64_t seed = 1;                              // random: uniform in [-amplitude, amplitude]
   std::string path = "";                               // file: HDF5 file (relative to the working directory)
   std::string dataset = "u";                           // file: dataset of the global shape (z, y, x order)

@@ -56,8 +56,7 @@ void check_finite(const Problem& p, const FieldSummary& f, long last_good) {
                     std::to_string(last_good));
 }
 
-void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& phases, long step,
-                   const FieldSummary& first_energy, MPI_Comm comm) {
+void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& phases, long step, MPI_Comm comm) {
   // Phase times: the slowest rank's, and the mean (their gap is load imbalance).
   double local[6] = {phases.compute, phases.pack, phases.communicate, phases.unpack, phases.diagnostics, phases.io};
   double worst[6], total[6];
@@ -77,10 +76,11 @@ void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& phas
                format_duration(m.phases.unpack), format_duration(m.phases.diagnostics), format_duration(m.phases.io));
   spdlog::info("conservation: mean {:+.6e} -> {:+.6e} (change {:+.3e})", m.initial.mean, m.final.mean,
                m.final.mean - m.initial.mean);
-  if (first_energy.has_energy)
-    spdlog::info("conservation: energy {:.12e} (step {}) -> {:.12e} (relative change {:+.3e})", first_energy.energy,
-                 first_energy.step, m.final.energy,
-                 (m.final.energy - first_energy.energy) / std::max(std::abs(first_energy.energy), 1e-300));
+  const FieldSummary& first = m.first_energy;
+  if (first.has_energy)
+    spdlog::info("conservation: energy {:.12e} (step {}) -> {:.12e} (relative change {:+.3e})", first.energy,
+                 first.step, m.final.energy,
+                 (m.final.energy - first.energy) / std::max(std::abs(first.energy), 1e-300));
 }
 
 }  // namespace heatwave

@@ -27,8 +27,7 @@ void log_diagnostics(const FieldSummary& f);
 // Error(non_finite) naming the step and the last finite one, when f holds NaN/Inf.
 void check_finite(const Problem& problem, const FieldSummary& f, long last_good);
 // Phase times over the ranks of `comm` (slowest and mean), rates, the
-// summary and conservation lines. `first_energy`: the first diagnostic with an energy.
-void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& local, long step,
-                   const FieldSummary& first_energy, MPI_Comm comm);
+// summary and conservation lines (the energy's from m.first_energy).
+void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& local, long step, MPI_Comm comm);
 
 }  // namespace heatwave

@@ -162,7 +162,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   m.initial = diagnose();
   log_diagnostics(m.initial);
   check_finite(problem_, m.initial, m.first_step);
-  FieldSummary last = m.initial, first_energy;
+  FieldSummary last = m.initial;
 
   const CheckpointSettings& checkpoint = settings.checkpoint;
   if (settings.output.every > 0 && step() == 0) write_output();
@@ -179,7 +179,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
       FieldSummary f = diagnose();
       log_diagnostics(f);
       check_finite(problem_, f, last.step);
-      if (f.has_energy && !first_energy.has_energy) first_energy = f;
+      if (f.has_energy && !m.first_energy.has_energy) m.first_energy = f;
       last = f;
     }
     // A signal or a wall clock may be seen by some ranks only: all ranks agree here.
@@ -219,11 +219,11 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   m.final = diagnose();
   log_diagnostics(m.final);
   check_finite(problem_, m.final, last.step);
-  if (m.final.has_energy && !first_energy.has_energy) first_energy = m.final;
+  if (m.final.has_energy && !m.first_energy.has_energy) m.first_energy = m.final;
   const HaloTimes& halo = halo_.times();
   const PhaseTimes local{phases_.compute, halo.pack,           halo.communicate,
                          halo.unpack,     phases_.diagnostics, phases_.io + files_.seconds()};
-  finish_report(m, problem_, local, step(), first_energy, decomposition_.comm());
+  finish_report(m, problem_, local, step(), decomposition_.comm());
   return m;
 }
 

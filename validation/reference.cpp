@@ -285,6 +285,8 @@ std::vector<Fields> run(const Problem& problem, const std::vector<long>& at_step
   return problem.precision == Precision::float32 ? run_in<float>(problem, at_steps) : run_in<double>(problem, at_steps);
 }
 
+bool available() { return true; }
+
 std::string description() {
   return "Kokkos " + std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
          std::to_string(KOKKOS_VERSION % 100) + " (" + ExecutionSpace::name() + ")";

@@ -25,6 +25,10 @@ struct Fields {
 // `at_steps` (any order; each <= problem.steps is sensible, any >= 0 works).
 std::vector<Fields> run(const Problem& problem, const std::vector<long>& at_steps);
 
+// Whether this build has the reference (HEATWAVE_KOKKOS=ON): without it the
+// suite's reference rows are SKIP, counted and shown, and every other check runs.
+bool available();
+
 // "Kokkos 3.4.1 (Serial)": the version and the execution space that runs.
 std::string description();
 

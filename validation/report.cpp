@@ -40,8 +40,10 @@ std::string measured_text(const Row& r) {
 }
 
 std::string summary_line(const Report& r) {
-  return fmt::format("{} rows: {} PASS, {} FAIL, {} SKIP in {:.1f} s", r.rows.size(), r.count(Outcome::pass),
-                     r.count(Outcome::fail), r.count(Outcome::skip), r.seconds);
+  return fmt::format(
+      "{} rows: {} PASS, {} FAIL, {} SKIP in {:.1f} s{}", r.rows.size(), r.count(Outcome::pass), r.count(Outcome::fail),
+      r.count(Outcome::skip), r.seconds,
+      r.count(Outcome::pass) + r.count(Outcome::fail) == 0 ? " (no check ran: a suite that checks nothing fails)" : "");
 }
 
 void write_text(const std::string& path, const std::string& text, const char* what) {

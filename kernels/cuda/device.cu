@@ -62,6 +62,12 @@ DeviceInfo current_device() {
   return describe(device);
 }
 
+std::size_t free_memory() {
+  std::size_t free = 0, total = 0;
+  HW_CUDA(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 double copy_bandwidth(std::size_t bytes, int repeats) {
   const std::size_t n = bytes / sizeof(float4);
   DeviceBuffer<float4> a, b;

@@ -28,6 +28,9 @@ DeviceInfo select_device(int node_local_rank);
 // The device this thread computes on.
 DeviceInfo current_device();
 
+// Bytes free on the current device (cudaMemGetInfo).
+std::size_t free_memory();
+
 // Device-to-device copy bandwidth in bytes/s (bytes read + bytes written),
 // median of `repeats` copies of `bytes` bytes: the roofline for the benchmarks.
 double copy_bandwidth(std::size_t bytes, int repeats);

@@ -53,6 +53,16 @@ struct DampedWave : Wave {
   }
   // Continuous, with w^2 = -c^2 lambda - gamma^2/4 (w imaginary when
   // overdamped): exp(-gamma t/2) (cos(w t) + gamma/(2w) sin(w t)).
+  // u0 = 0, a unit v0 mode: u^1 = (dt - gamma dt^2/2) v0 = dt (1-d) v0, and
+  // u^n = u^1 r^(n-1) sin(n theta)/sin(theta) solves the recurrence (u^0 = 0).
+  static double velocity_mode_factor(const Coefficients& k, double dt, double S, long n) {
+    using complex = std::complex<double>;
+    const double c = k.get("c"), d = 0.5 * k.get("gamma") * dt;
+    const double a = 2 / (1 + d), b = (1 - d) / (1 + d), e = c * c * dt * dt / (1 + d);
+    const complex r = std::sqrt(complex(b)), theta = std::acos((a + e * S) / (2.0 * r));
+    const double m = static_cast<double>(n);
+    return (dt * (1 - d) * std::pow(r, m - 1) * std::sin(m * theta) / std::sin(theta)).real();
+  }
   static double continuous_factor(const Coefficients& k, double lambda, double t) {
     using complex = std::complex<double>;
     const double c = k.get("c"), gamma = k.get("gamma");

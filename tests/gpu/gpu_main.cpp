@@ -1,4 +1,6 @@
-// GPU tests: skip visibly (exit 77, ctest SKIP_RETURN_CODE) where no CUDA device is visible.
+// GPU tests: skip visibly (exit 77, ctest SKIP_RETURN_CODE) where no CUDA
+// device is visible, and with --clusters (the cuda-cluster tests) where the
+// device cannot launch thread-block clusters: they would test the fallback.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -16,6 +18,18 @@ int main(int argc, char** argv) {
     std::printf("SKIPPED: no CUDA device visible; the gpu tests need one\n");
     MPI_Finalize();
     return 77;
+  }
+  const bool clusters = argc > 1 && std::string(argv[1]) == "--clusters";
+  if (clusters) {
+    for (int i = 1; i + 1 < argc; ++i) argv[i] = argv[i + 1];
+    --argc;
+    if (!devices[0].clusters) {
+      std::printf(
+          "SKIPPED: %s cannot launch thread-block clusters (sm_90 or newer); the cuda-cluster tests need them\n",
+          devices[0].name.c_str());
+      MPI_Finalize();
+      return 77;
+    }
   }
   std::printf("running on %s (sm_%d%d)\n", devices[0].name.c_str(), devices[0].compute_major, devices[0].compute_minor);
   // Autotuned cluster plans go to a cache of this run's own, not the user's.

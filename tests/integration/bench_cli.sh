@@ -38,4 +38,17 @@ set +e
 code=$?
 set -e
 [[ $code -eq 6 ]] && grep -qF "'cases[0].grid'" bad.txt && grep -q "not a list of integers" bad.txt
-echo "2 passed, 0 failed"
+# A GPU suite where no GPU can run it measures nothing: a named error, not an
+# empty table, and an earlier JSON stays as it was.
+if ! "$heatwave" info | grep -q "^  \[[0-9]*\] "; then
+  echo '{"kept": true}' >gpu.json
+  set +e
+  "$heatwave" bench "$(dirname "$0")/../../bench/cluster.yaml" --json gpu.json >gpu.txt 2>&1
+  code=$?
+  set -e
+  [[ $code -eq 15 ]] && grep -q "nothing was measured" gpu.txt && grep -qF '{"kept": true}' gpu.json ||
+    { echo "FAIL: bench/cluster.yaml without a GPU exits $code"; cat gpu.txt; exit 1; }
+  echo "3 passed, 0 failed"
+else
+  echo "2 passed, 0 failed (a GPU is visible: the no-GPU case is not run here)"
+fi

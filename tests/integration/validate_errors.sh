@@ -40,10 +40,11 @@ expect 3 "cases:
     config: missing.yaml
     checks: {exact: }" "missing.yaml: cannot open the case config"
 expect 4 "cases: [ {name: x" "YAML syntax error"
-# A case for more ranks than the job has is skipped, visibly, not passed.
-expect 0 "$case_head
+# A case for more ranks than the job has is skipped, visibly, not passed; a
+# suite in which nothing ran fails (exit 18).
+expect 18 "$case_head
     ranks: 64
-    checks: {exact: }" "SKIP" "needs 64 ranks, the job has 1"
+    checks: {exact: }" "SKIP" "needs 64 ranks, the job has 1" "FAILED" "no check ran"
 
 "$heatwave" validate >out.txt 2>&1
 got=$?

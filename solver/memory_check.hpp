@@ -1,0 +1,36 @@
+#pragma once
+// Memory a run needs, checked before anything large is allocated: a grid that
+// does not fit is a named error (exit 7) instead of std::bad_alloc, the OOM
+// killer, or a CUDA error deep in a run.
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "solver/domain.hpp"
+#include "solver/problem.hpp"
+
+namespace heatwave {
+
+// Bytes one rank allocates for its fields, halo buffers and (where the run
+// reads or writes field files) I/O staging, on the host and, for a GPU
+// backend, on the device. An estimate from above: rows padded for 16-byte
+// packs, every level exchanged.
+struct MemoryNeed {
+  std::size_t host = 0;
+  std::size_t device = 0;
+};
+
+template <int D>
+MemoryNeed memory_need(const Problem& problem, const LocalDomain<D>& domain, bool on_gpu, bool field_files);
+
+// Host memory this process may still take: MemAvailable, lowered by the
+// cgroup's limit (a Slurm job's share) where one is set. Empty when unknown.
+std::optional<std::size_t> host_memory_available();
+
+// Throws Error(invalid_value) "needs X GiB, Y GiB available (where)" when
+// `need` exceeds `available`. `what` names the grid (config file, points).
+void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what);
+
+std::string format_gib(std::size_t bytes);
+
+}  // namespace heatwave
