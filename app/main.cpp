@@ -70,7 +70,8 @@ int command_run(const RunOptions& o) {
                config_hash(config));
   spdlog::info("resolved config:\n{}", to_yaml(config));
   install_stop_handlers();
-  if (o.new_dt && o.restart.empty()) throw Error(ExitCode::usage, "--new-dt goes with --restart (it lets a restart change dt)");
+  if (o.new_dt && o.restart.empty())
+    throw Error(ExitCode::usage, "--new-dt goes with --restart (it lets a restart change dt)");
   const RunMetrics metrics = run_config(config, RunControl{o.restart, o.new_dt, &stop_requested});
   if (metrics.interrupted) return static_cast<int>(ExitCode::interrupted);
   if (rank == 0 && !config.run.metrics_file.empty()) {
@@ -90,8 +91,9 @@ int command_inspect(const std::string& path) {
   std::uint64_t values = 0;
   const auto datasets = file.dataset_names();
   for (const std::string& name : datasets) values += file.verify(name);
-  std::printf("checksums: verified (every chunk of %zu dataset(s) read back through its Fletcher32 filter, %llu values)\n",
-              datasets.size(), static_cast<unsigned long long>(values));
+  std::printf(
+      "checksums: verified (every chunk of %zu dataset(s) read back through its Fletcher32 filter, %llu values)\n",
+      datasets.size(), static_cast<unsigned long long>(values));
   return 0;
 }
 
@@ -188,6 +190,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"heatwave: heat and wave equations on 2D/3D grids, on CPUs and Hopper GPUs"};
   app.require_subcommand(1);
+  app.fallthrough();  // --log-level before or after the command: heatwave run case.yaml --log-level debug
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));

@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# The fault battery: full disks, read-only directories, two runs in one
+# directory, grids larger than memory, restarts with another dt, damaged
+# checkpoints, hostile inputs and typos. Each case must end as documented
+# (docs/io.md, README "Troubleshooting"): its exit code, a message on stderr
+# naming the file, key or limit, nothing crashed, no colour codes in logs,
+# and good data left as it was. Prints "N passed, N failed" (and the cases
+# this machine cannot stage, as skipped, with the reason).
+# Usage: faults.sh HEATWAVE [SOURCE_DIR]
+set -u
+heatwave=$(realpath "$1")
+source_dir=${2:-$(dirname "$0")/../..}
+source_dir=$(realpath "$source_dir")
+work=$(mktemp -d)
+mounts=()
+cleanup() {
+  for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work" || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+python=/usr/bin/python3
+passed=0 failed=0 skipped=0
+
+pass() { passed=$((passed + 1)); echo "ok    $1"; }
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL  $1: $2"
+  for f in out.txt err.txt; do [[ -s $f ]] && { echo "  --- $f:"; tail -4 "$f" | sed 's/^/  /'; }; done
+}
+skip() { skipped=$((skipped + 1)); echo "skip  $1 ($2)"; }
+
+# check NAME CODE [FRAGMENT...] -- COMMAND...: runs COMMAND (60 s at most),
+# stdout to out.txt, stderr to err.txt; the exit code must be CODE, every
+# FRAGMENT must be on stderr, and nothing may crash or print colour codes.
+# Returns 0 when the case held (the caller may check more, then pass/fail).
+check() {
+  local name=$1 code=$2
+  shift 2
+  local fragments=()
+  while [[ $1 != -- ]]; do fragments+=("$1"); shift; done
+  shift
+  timeout 60 "$@" >out.txt 2>err.txt
+  local got=$?
+  why=""
+  [[ $got -eq $code ]] || why="exit $got, expected $code"
+  for f in "${fragments[@]}"; do grep -qF -- "$f" err.txt || why="${why:+$why; }'$f' not on stderr"; done
+  grep -qE "Segmentation|core dumped|terminate called|internal error|H5F__close_cb" out.txt err.txt &&
+    why="${why:+$why; }crashed"
+  grep -q $'\x1b\\[' out.txt err.txt && why="${why:+$why; }colour codes in a log that is not a terminal"
+  [[ -z $why ]]
+}
+# check_case: check, then pass or fail on its own.
+check_case() {
+  local name=$1
+  if check "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+# Prefixes that run a command as `mpirun -n N` with a file-size limit of 300
+# KiB on the ranks only (the launcher's shared-memory files stay unlimited;
+# TCP between ranks, so no shared-memory segment of theirs meets it either).
+limited_1=(mpirun --oversubscribe --mca btl self,tcp -n 1 bash -c 'ulimit -f 300; exec "$@"' bash)
+limited_2=(mpirun --oversubscribe --mca btl self,tcp -n 2 bash -c 'ulimit -f 300; exec "$@"' bash)
+# A tmpfs at DIR (root only): size and options.
+mount_tmpfs() {
+  mkdir -p "$1" && mount -t tmpfs -o "$2" tmpfs "$1" 2>/dev/null && mounts+=("$work/$1")
+}
+
+case_yaml() {  # case_yaml STEPS CHECKPOINT_DIR [EXTRA]
+  cat <<YAML
+equation: heat
+grid: {points: [256, 256]}
+time: {dt: 1.0e-6, steps: $1}
+initial: {type: random, seed: 3}
+backend: host
+threads: 1
+metrics: {file: ""}
+checkpoint: {every: 20, keep: 5, dir: $2}
+${3:-}
+YAML
+}
+
+echo "== full disks, quotas, read-only directories"
+case_yaml 20 ck >first.yaml
+case_yaml 40 ck >second.yaml
+"$heatwave" run first.yaml >/dev/null 2>&1
+cp ck/checkpoint_000000020.h5 good20.h5
+if check "disk full (file-size limit, 1 rank): exit 13" 13 "ck/checkpoint_000000040.h5.tmp" "File too large" -- \
+  "${limited_1[@]}" "$heatwave" run second.yaml --restart latest; then
+  if ls ck | grep -q "\.tmp\|checkpoint_000000040"; then
+    fail "disk full (1 rank)" "left $(ls ck | tr '\n' ' ')"
+  elif ! cmp -s ck/checkpoint_000000020.h5 good20.h5; then
+    fail "disk full (1 rank)" "the good checkpoint changed"
+  else
+    pass "disk full (file-size limit, 1 rank): exit 13, no .tmp left, the newest good checkpoint untouched"
+  fi
+else
+  fail "disk full (file-size limit, 1 rank)" "$why"
+fi
+check_case "restart after the failed write: --restart latest, exit 0" 0 -- "$heatwave" run second.yaml --restart latest
+rm -rf ck
+case_yaml 20 ck2 >two.yaml
+check_case "disk full (file-size limit, 2 ranks): exit 13 on every rank" 13 "checkpoint_000000020.h5.tmp" \
+  "File too large" -- "${limited_2[@]}" "$heatwave" run two.yaml
+case_yaml 20 out "output: {every: 20, dir: out}" | sed 's/checkpoint: {every: 20/checkpoint: {every: 0/' >out.yaml
+check_case "output write past the limit: exit 13 naming the output" 13 "out/fields_000000000.h5.tmp" \
+  "File too large" -- "${limited_1[@]}" "$heatwave" run out.yaml
+
+if [[ $(id -u) -eq 0 ]] && mount_tmpfs full size=256k; then
+  case_yaml 20 full/ck >full.yaml
+  if check "no space left (a full 256 KiB tmpfs): exit 13" 13 "full/ck/checkpoint_000000020.h5.tmp" \
+    "No space left on device" -- "$heatwave" run full.yaml; then
+    if ls full/ck | grep -q "\.h5"; then fail "no space left" "left $(ls full/ck)"; else
+      pass "no space left (a full 256 KiB tmpfs): exit 13, nothing left behind"
+    fi
+  else
+    fail "no space left" "$why"
+  fi
+else
+  skip "no space left (tmpfs)" "needs root to mount a small tmpfs; the file-size limit cases above stand in"
+fi
+if [[ $(id -u) -eq 0 ]] && mount_tmpfs ro ro,size=64k; then
+  case_yaml 20 ro >ro.yaml
+  check_case "read-only directory: exit 13" 13 "ro/.heatwave.lock" "Read-only file system" -- "$heatwave" run ro.yaml
+elif [[ $(id -u) -ne 0 ]]; then
+  mkdir ro && chmod a-w ro
+  case_yaml 20 ro >ro.yaml
+  check_case "read-only directory: exit 13" 13 "ro/.heatwave.lock" "Permission denied" -- "$heatwave" run ro.yaml
+else
+  skip "read-only directory" "root cannot mount a read-only tmpfs here"
+fi
+
+echo "== one run per directory"
+case_yaml 2000000 shared "progress: {seconds: 0.1}" >long.yaml
+"$heatwave" run long.yaml >holder.txt 2>&1 &
+holder=$!
+for _ in $(seq 200); do grep -q "info: progress:" holder.txt && break; sleep 0.05; done
+check_case "a second run in a held directory: exit 19 naming the holder" 19 "shared is in use by another heatwave run" \
+  "pid $holder" "config hash" -- "$heatwave" run long.yaml
+kill -9 $holder
+wait $holder 2>/dev/null
+case_yaml 20 shared >short.yaml
+check_case "a dead holder's lock is taken over, with a warning" 0 "taking over a stale lock" "pid $holder" -- \
+  "$heatwave" run short.yaml
+
+echo "== memory"
+printf 'equation: heat\ngrid: {points: [1000000, 1000000]}\ntime: {steps: 10}\ninitial: {type: constant, value: 1}\n' >huge.yaml
+check_case "a grid of 10^12 points: exit 7, no bad_alloc" 7 "huge.yaml" "needs" "GiB available (host)" -- \
+  "$heatwave" run huge.yaml
+available_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+n=$($python -c "import math; print(int(math.sqrt(1.2 * $available_kib * 1024 / 16)))")
+printf 'equation: heat\ngrid: {points: [%s, %s]}\ntime: {steps: 10}\ninitial: {type: constant, value: 1}\n' "$n" "$n" >over.yaml
+start=$SECONDS
+if check "a grid just over the available memory ($n^2 float64): exit 7" 7 "needs" "available (host)" -- \
+  "$heatwave" run over.yaml && ((SECONDS - start < 20)); then
+  pass "a grid just over the available memory ($n^2 float64): exit 7 in $((SECONDS - start)) s"
+else
+  fail "a grid just over the available memory" "${why:-took $((SECONDS - start)) s}"
+fi
+
+echo "== restarts keep the checkpoint's clock"
+restart_yaml() {  # restart_yaml DT STEPS
+  printf 'equation: heat\ngrid: {points: [64, 48]}\ntime: {dt: %s, steps: %s}\ninitial: {type: random, seed: 3}\n' "$1" "$2"
+  printf 'backend: host\nmetrics: {file: ""}\ncheckpoint: {every: 20, keep: 5, dir: rs}\n'
+}
+restart_yaml 1e-5 40 >r1.yaml
+restart_yaml 2e-5 60 >r2.yaml
+restart_yaml 1e-5 10 >r3.yaml
+"$heatwave" run r1.yaml >/dev/null 2>&1
+check_case "restart with another dt: exit 16, --new-dt named" 16 "dt = 1e-05 (step 40, t = 0.0004)" "--new-dt" -- \
+  "$heatwave" run r2.yaml --restart rs/checkpoint_000000040.h5
+if check "restart with --new-dt" 0 -- "$heatwave" run r2.yaml --restart rs/checkpoint_000000040.h5 --new-dt \
+  --metrics newdt.json && $python - <<'PY'; then
+import json
+m = json.load(open("newdt.json"))
+assert m["restart"]["clock"] == {"step": 40, "time": 0.0004, "dt": 2e-05}, m["restart"]
+assert abs(m["final"]["time"] - (0.0004 + 20 * 2e-05)) < 1e-15, m["final"]["time"]
+PY
+  pass "restart with --new-dt: time goes on from t = 0.0004 with dt 2e-5 (metrics restart.clock)"
+else
+  fail "restart with --new-dt" "${why:-the clock or the final time in the metrics is wrong}"
+fi
+rm -rf rs && "$heatwave" run r1.yaml >/dev/null 2>&1
+check_case "steps before the checkpoint's step: exit 7" 7 "'time.steps' = 10 is before the checkpoint's step 40" -- \
+  "$heatwave" run r3.yaml --restart rs/checkpoint_000000040.h5
+flip_a_data_bit() {
+  $python - "$1" <<'PY'
+import sys, h5py
+path = sys.argv[1]
+with h5py.File(path, "r") as f:
+    chunk = f["u"].id.get_chunk_info(0)
+with open(path, "r+b") as g:
+    g.seek(chunk.byte_offset + 100)
+    b = g.read(1)
+    g.seek(chunk.byte_offset + 100)
+    g.write(bytes([b[0] ^ 1]))
+PY
+}
+flip_a_data_bit rs/checkpoint_000000040.h5
+check_case "inspect a checkpoint with a flipped data bit: exit 17" 17 "rs/checkpoint_000000040.h5" "Fletcher32" -- \
+  "$heatwave" inspect rs/checkpoint_000000040.h5
+check_case "inspect a good checkpoint verifies its checksums" 0 -- "$heatwave" inspect rs/checkpoint_000000020.h5
+grep -q "checksums: verified" out.txt || fail "inspect a good checkpoint" "no 'checksums: verified' line"
+if check "--restart latest skips a checkpoint that does not verify" 0 "skipping rs/checkpoint_000000040.h5" -- \
+  "$heatwave" run r1.yaml --restart latest && grep -q "restarted from rs/checkpoint_000000020.h5" out.txt; then
+  pass "--restart latest skips the damaged newest checkpoint and restarts from step 20, saying why"
+else
+  fail "--restart latest with a damaged newest checkpoint" "${why:-not restarted from step 20}"
+fi
+
+echo "== inputs"
+good='equation: heat
+grid: {points: [32, 24]}
+time: {dt: auto, steps: 20}
+initial: {type: sine, modes: [1, 1]}
+metrics: {file: ""}'
+printf '%s\nequation: wave\n' "$good" >dup.yaml
+check_case "a key given twice: exit 4, both places" 4 "dup.yaml:6:1: key 'equation' is given twice" \
+  "(first at dup.yaml:1:1)" -- "$heatwave" run dup.yaml
+printf 'equation: heat\ngrid: {points: [32, 24], points: [8, 8]}\ntime: {steps: 2}\n' >dupnested.yaml
+check_case "a nested key given twice: exit 4" 4 "key 'grid.points' is given twice" -- "$heatwave" run dupnested.yaml
+printf '%s\n---\nequation: wave\n' "$good" >docs.yaml
+check_case "a second YAML document: exit 4" 4 "docs.yaml:7:1: a second YAML document" -- "$heatwave" run docs.yaml
+check_case "/dev/zero as the config: exit 3" 3 "/dev/zero: is not a regular file" -- "$heatwave" run /dev/zero
+mkfifo fifo
+check_case "a FIFO as the config: exit 3, no hang" 3 "fifo: is not a regular file (a FIFO)" -- "$heatwave" run fifo
+mkdir adir
+check_case "a directory as the config: exit 3" 3 "adir: is a directory, not a config file" -- "$heatwave" run adir
+printf '%s\n' "$good" >good.yaml
+check_case "a directory as the checkpoint: exit 3" 3 "adir: is a directory, not an HDF5 file" -- \
+  "$heatwave" run good.yaml --restart adir
+head -c 2000000 /dev/zero | tr '\0' '#' >big.yaml
+check_case "a 2 MB config: exit 3 naming the limit" 3 "more than the config file may be (1048576 bytes)" -- \
+  "$heatwave" run big.yaml
+
+echo "== counts"
+printf '%s\n' "${good/dt: auto, steps: 20/dt: 1e-300, t_end: 1.0}" >tiny_dt.yaml
+check_case "dt: 1e-300: exit 7" 7 "more than heatwave can count (at most 2^53" -- "$heatwave" run tiny_dt.yaml
+printf '%s\n' "${good/steps: 20/t_end: 1e300}" >far.yaml
+check_case "t_end: 1e300: exit 7" 7 "'time.t_end' / dt = " -- "$heatwave" run far.yaml
+printf '%s\n' "${good/steps: 20/steps: 10000000000000000}" >many.yaml
+check_case "steps: 1e16: exit 7" 7 "'time.steps' = 1e+16 steps" -- "$heatwave" run many.yaml
+printf '%s\nprogress: {seconds: 0.2}\ncheckpoint: {dir: eta}\n' "${good/steps: 20/steps: 4000000000000000}" >eta.yaml
+"$heatwave" run eta.yaml >out.txt 2>err.txt &
+runner=$!
+for _ in $(seq 200); do grep -q "info: progress:" out.txt && break; sleep 0.05; done
+kill -TERM $runner
+wait $runner
+code=$?
+if [[ $code -eq 75 ]] && grep -qE "ETA ([0-9]+ days|more than 1000 years)" out.txt && ! grep -q "ETA -" out.txt; then
+  pass "4e15 steps: the ETA in days (or 'more than 1000 years'), SIGTERM checkpoints and exits 75"
+else
+  fail "4e15 steps" "exit $code, $(grep -m1 "info: progress:" out.txt)"
+fi
+
+echo "== messages"
+check_case "'heatwave runn': exit 2, did you mean 'run'" 2 "did you mean 'run'?" -- "$heatwave" runn good.yaml
+check_case "--threads -3: exit 2, a plain message" 2 "--threads: must be 0 or more" -- \
+  "$heatwave" run good.yaml --threads -3
+if check "errors on stderr, results on stdout" 4 "given twice" -- "$heatwave" run dup.yaml &&
+  ! grep -q "error" out.txt && check "" 0 -- "$heatwave" run good.yaml && grep -q "info: done:" out.txt &&
+  ! [[ -s err.txt ]]; then
+  pass "errors and warnings on stderr, results on stdout"
+else
+  fail "errors on stderr, results on stdout" "${why:-an error on stdout or info on stderr}"
+fi
+check_case "no colour under mpirun (its ranks see a pseudo-terminal)" 0 -- mpirun -n 1 "$heatwave" run good.yaml
+if check "--log-level debug" 0 -- "$heatwave" --log-level debug run good.yaml &&
+  check "--log-level debug after the command" 0 -- "$heatwave" run good.yaml --log-level debug &&
+  grep -q "debug: decomposition:" out.txt && grep -q "debug: halo transport:" out.txt &&
+  grep -q "debug: chunk of" out.txt; then
+  pass "--log-level debug shows the decomposition, transport and chunk times"
+else
+  fail "--log-level debug" "${why:-a debug line is missing}"
+fi
+
+echo "== suites"
+if "$heatwave" info | grep -q "^  \[[0-9]*\] "; then
+  skip "bench of a GPU suite without a GPU" "a GPU is visible here"
+else
+  check_case "bench/cluster.yaml without a GPU: exit 15, nothing measured" 15 "nothing was measured" -- \
+    "$heatwave" bench "$source_dir/bench/cluster.yaml" --json bench.json
+fi
+cat >refs.yaml <<YAML
+cases:
+  - name: mode
+    config: $work/good.yaml
+    checks: {exact: , reference: }
+YAML
+if "$heatwave" info | grep -q "kokkos: *Kokkos"; then
+  skip "validate without Kokkos" "this build has Kokkos (the no-Kokkos build runs validation.standard_suite with SKIP rows)"
+elif check "validate without Kokkos" 0 -- "$heatwave" validate refs.yaml --no-plots --output-dir refs &&
+  grep -q "reference .*SKIP .*no Kokkos reference" out.txt && grep -q "exact .*PASS" out.txt; then
+  pass "validate without Kokkos: the exact rows run, the reference rows SKIP (counted)"
+else
+  fail "validate without Kokkos" "${why:-no SKIP row or no PASS row}"
+fi
+cat >ranks.yaml <<YAML
+cases:
+  - name: wide
+    config: $work/good.yaml
+    ranks: 64
+    checks: {exact: }
+YAML
+check_case "a suite in which nothing ran: exit 18" 18 -- "$heatwave" validate ranks.yaml --no-plots --output-dir ranks
+grep -q "no check ran" out.txt || fail "a suite in which nothing ran" "no 'no check ran' line"
+
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+exit $((failed > 0))
