@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-out/gpu}")
 suite=${2:-bench/standard.yaml}
-steps=${HEATWAVE_GPU_CHECK_STEPS:-tests sanitize bench}  # which parts to run
+steps=${HEATWAVE_GPU_CHECK_STEPS:-tests faults sanitize bench}  # which parts to run
 mkdir -p "$out"
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 status=0
@@ -65,6 +65,25 @@ for tool in memcheck racecheck synccheck; do
   done
 done
 mkdir -p "$out/logs" && mv "$out"/sanitize-*.log "$out/logs/" 2>/dev/null
+fi
+
+if [[ $steps == *faults* ]]; then
+  log "faults on a GPU: the memory check, the fault battery, the exact suites on the GPU backends"
+  # 80000^2 float64: two 51 GB fields, more than an H100 or H200 has free.
+  printf 'equation: heat\ngrid: {points: [80000, 80000]}\ntime: {steps: 10}\ninitial: {type: constant, value: 1}\n' >/tmp/gpu-huge.yaml
+  for backend in cuda cuda-cluster; do
+    build-gpu/heatwave run /tmp/gpu-huge.yaml --backend $backend >"$out/memory-$backend.log" 2>&1
+    code=$?
+    echo "memory check, $backend: exit $code: $(grep -o 'error: .*' "$out/memory-$backend.log")" | tee -a "$out/summary.txt"
+    [[ $code -eq 7 ]] && grep -q "available (GPU 0)" "$out/memory-$backend.log" || status=1
+  done
+  bash tests/integration/faults.sh build-gpu/heatwave . >"$out/faults.log" 2>&1 || status=1
+  grep -E "^FAIL|passed," "$out/faults.log" | tee -a "$out/summary.txt"
+  for backend in cuda cuda-cluster; do
+    build-gpu/heatwave validate configs/validation/standard.yaml --backend $backend --no-plots \
+      --output-dir "$out/validate-$backend" >"$out/validate-$backend.log" 2>&1 || status=1
+    echo "standard.yaml on $backend: $(grep -E '^(PASSED|FAILED)' "$out/validate-$backend.log")" | tee -a "$out/summary.txt"
+  done
 fi
 
 if [[ $steps == *bench* ]]; then
