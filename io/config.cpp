@@ -238,11 +238,14 @@ Config parse(const YAML::Node& root, const std::string& file) {
   if (top.has("parallel")) {
     Section par = top.section("parallel", {"exchange_every", "decomposition", "overlap", "halo_transport"});
     ParallelSettings& parallel = run.parallel;
-    parallel.exchange_every = par.get<int>("exchange_every", 1);
+    if (par.has("exchange_every") &&
+        !(par.raw("exchange_every").IsScalar() && par.raw("exchange_every").Scalar() == "auto"))
+      parallel.exchange_every = par.get<int>("exchange_every", 1);
     parallel.overlap = par.get<bool>("overlap", parallel.overlap);
     // Whether the build, the MPI and the backend can do it is known when the run starts (the backend registry).
     parallel.halo_transport = par.auto_or("halo_transport", parallel.halo_transport, transport_names);
-    if (parallel.exchange_every < 1) par.invalid("exchange_every", "must be >= 1");
+    if (parallel.exchange_every && *parallel.exchange_every < 1)
+      par.invalid("exchange_every", "must be >= 1 (or auto: the backend's choice)");
     if (par.has("decomposition")) {
       auto d = par.list<int>("decomposition");
       if (static_cast<int>(d.size()) != cfg.dims)
@@ -437,7 +440,10 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "backend" << YAML::Value << backend_choice_name(run.backend);
   e << YAML::Key << "threads" << YAML::Value << run.threads;
   e << YAML::Key << "parallel" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "exchange_every" << YAML::Value << run.parallel.exchange_every;
+  if (run.parallel.exchange_every)
+    e << YAML::Key << "exchange_every" << YAML::Value << *run.parallel.exchange_every;
+  else
+    e << YAML::Key << "exchange_every" << YAML::Value << "auto";
   e << YAML::Key << "overlap" << YAML::Value << run.parallel.overlap;
   e << YAML::Key << "halo_transport" << YAML::Value
     << (run.parallel.halo_transport ? to_string(*run.parallel.halo_transport) : "auto");

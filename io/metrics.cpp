@@ -65,6 +65,7 @@ void write_metrics_json(const std::string& path, const Config& c, const RunMetri
   j["halo_transport"] = m.halo_transport;
   j["halo_path"] = m.halo_path;
   j["overlap"] = m.overlap;
+  j["exchange_every"] = {{"steps", m.exchange_every}, {"reason", m.exchange_every_reason}};
   j["phases_seconds"] = phases_json(m.phases);
   j["phases_mean_seconds"] = phases_json(m.phases_mean);
   j["cell_updates"] = m.cell_updates;

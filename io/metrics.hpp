@@ -44,11 +44,13 @@ struct RunMetrics {
   double dt = 0;
   double simulated_time = 0;
   double wall_seconds = 0;
-  std::string halo_transport;  // parallel.halo_transport that ran: mpi-host, mpi-cuda-aware, nccl
-  std::string halo_path;       // the transport and where its buffers live, e.g. "nccl (device buffers, ...)"
-  bool overlap = false;        // halo exchange overlapped with the interior
-  PhaseTimes phases;           // maximum over ranks
-  PhaseTimes phases_mean;      // mean over ranks
+  std::string halo_transport;         // parallel.halo_transport that ran: mpi-host, mpi-cuda-aware, nccl
+  std::string halo_path;              // the transport and where its buffers live, e.g. "nccl (device buffers, ...)"
+  bool overlap = false;               // halo exchange overlapped with the interior
+  int exchange_every = 1;             // steps between halo exchanges (parallel.exchange_every as resolved)
+  std::string exchange_every_reason;  // the config's number, or why auto chose it
+  PhaseTimes phases;                  // maximum over ranks
+  PhaseTimes phases_mean;             // mean over ranks
   double cell_updates = 0;
   double cells_per_second = 0;
   double bytes_per_update = 0;  // the minimum device-memory traffic per cell update

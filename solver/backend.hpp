@@ -49,6 +49,9 @@ class Backend {
   // The launch plan a backend runs ("" where it has none: cuda-cluster's, e.g.
   // "cluster 1x1, tile 112x88, k 8, 8 thread rows").
   virtual std::string plan() const { return {}; }
+  // Steps between halo exchanges this backend runs best with, for
+  // parallel.exchange_every: auto (a temporal-blocking backend: its k).
+  virtual int preferred_exchange_every() const { return 1; }
   // Fill the fields from the problem's initial conditions, where they live.
   virtual void initialize() = 0;
   // Advance k steps. The caller guarantees neighbour halos valid for k steps

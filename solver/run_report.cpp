@@ -24,12 +24,15 @@ RunMetrics start_report(const Problem& problem, const RunSetup& setup) {
   m.halo_transport = setup.halo_transport;
   m.halo_path = setup.halo_path;
   m.overlap = setup.overlap;
+  m.exchange_every = setup.exchange_every;
+  m.exchange_every_reason = setup.exchange_why;
   spdlog::info("backend {} ({}), {} rank(s) as {}, {} thread(s) per rank, halo depth {}", m.backend, m.backend_reason,
                m.ranks,
                fmt::join(std::vector<int>(m.decomposition.begin(), m.decomposition.begin() + problem.dims), " x "),
                m.threads, setup.halo_depth);
   if (m.ranks > 1)
-    spdlog::info("halo exchange through {}, {}", m.halo_path,
+    spdlog::info("halos exchanged every {} step(s) ({}) through {}, {}", m.exchange_every, m.exchange_every_reason,
+                 m.halo_path,
                  m.overlap ? "overlapped with the interior of the first step of each chunk"
                            : "then compute (parallel.overlap: false)");
   spdlog::info("dt = {:.6g} ({:.3g} of the stability limit: {}), {} steps to t = {:.6g}", problem.dt,

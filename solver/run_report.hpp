@@ -19,6 +19,8 @@ struct RunSetup {
   std::array<int, 3> decomposition{1, 1, 1};
   std::string halo_transport, halo_path;
   bool overlap = false;
+  int exchange_every = 1;
+  std::string exchange_why;  // the config's number, or why auto chose it
 };
 
 // Logs the setup and the time step; the metrics it starts.

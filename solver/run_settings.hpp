@@ -37,7 +37,9 @@ inline const char* to_string(HaloTransportKind kind) { return name_of(transport_
 
 // How ranks share the grid and move halos.
 struct ParallelSettings {
-  int exchange_every = 1;  // steps between halo exchanges (halo depth = exchange_every * radius)
+  // Steps between halo exchanges (halo depth = exchange_every * radius). Empty:
+  // auto, the backend's choice (Backend::preferred_exchange_every: the cuda-cluster plan's k).
+  std::optional<int> exchange_every;
   std::array<int, max_dims> decomposition{0, 0, 0};  // ranks per axis, 0: MPI_Dims_create chooses
   bool overlap = true;  // halo exchange in flight while the interior computes (false: exchange, then compute)
   std::optional<HaloTransportKind> halo_transport;  // empty: auto (nccl, else CUDA-aware MPI, else mpi-host)

@@ -15,9 +15,40 @@ namespace heatwave {
 
 namespace {
 
+// parallel.exchange_every: the config's number, or for auto the backend's
+// preferred depth. Only a temporal-blocking backend (cuda-cluster) prefers more
+// than 1: a probe of it on the run's decomposition chooses its plan (an
+// autotune is cached, so the run's own backend finds the same plan), whose k
+// is capped by the thinnest box (k*r halo points must fit) and agreed by all ranks.
+template <int D, class Real>
+ExchangeChoice choose_exchange_every(const Problem& p, const RunSettings& run, MPI_Comm comm) {
+  if (run.parallel.exchange_every) return {*run.parallel.exchange_every, "parallel.exchange_every"};
+  int ranks = 1;
+  check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
+  if (ranks == 1) return {1, "auto: one rank exchanges no halos"};
+  if (run.backend != BackendKind::cuda_cluster)
+    return {1, "auto: the " + std::string(run.backend ? to_string(*run.backend) : "host or cuda") +
+                   " backend steps once a launch, so deeper halos would only add redundant work"};
+  const Decomposition probe(p, run.parallel, p.radius, comm);
+  const LocalDomain<D> domain = probe.template local_domain<D>();
+  int k = 1;
+  std::string plan;
+  {
+    const ChosenBackend<D, Real> chosen = make_backend<D, Real>(p, run, domain, probe.comm());
+    k = chosen.backend->preferred_exchange_every(), plan = chosen.backend->plan();
+  }
+  for (int a = 0; a < D; ++a)
+    if (probe.dims()[a] > 1) k = static_cast<int>(std::min<long>(k, p.points[a] / probe.dims()[a] / p.radius));
+  k = std::max(k, 1);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  return {k, k > 1 ? "auto: the cuda-cluster plan's k (" + plan + ")"
+                   : "auto: the cuda-cluster plan " + (plan.empty() ? "fell back" : "(" + plan + ")") +
+                         " runs a step a launch"};
+}
+
 // Halo depth: exchange_every steps of the stencil radius, never more steps than the run has.
-int halo_depth(const Problem& p, const RunSettings& run) {
-  return static_cast<int>(std::min<long>(run.parallel.exchange_every, std::max<long>(p.steps, 1))) * p.radius;
+int halo_depth(const Problem& p, int exchange_every) {
+  return static_cast<int>(std::min<long>(exchange_every, std::max<long>(p.steps, 1))) * p.radius;
 }
 
 // The levels whose halos the steps read. u^{n-1} is read only at the points a
@@ -33,7 +64,8 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
       problem_(control.restart.empty()
                    ? Problem::from(config_)
                    : Problem::from(config_, restart_clock(config_, control.restart, comm), control.new_dt)),
-      decomposition_(problem_, config_.run.parallel, halo_depth(problem_, config_.run), comm),
+      exchange_(choose_exchange_every<D, Real>(problem_, config_.run, comm)),
+      decomposition_(problem_, config_.run.parallel, halo_depth(problem_, exchange_.every), comm),
       domain_(decomposition_.template local_domain<D>()),
       chosen_(make_backend<D, Real>(problem_, config_.run, domain_, decomposition_.comm())),
       halo_(*chosen_.backend, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo),
@@ -147,9 +179,9 @@ template <int D, class Real>
 RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   const RunSettings& settings = config_.run;
   const long total_steps = problem_.steps;
-  RunMetrics m = start_report(
-      problem_, {backend().name(), chosen_.reason, decomposition_.size(), omp_get_max_threads(), domain_.layout.halo,
-                 decomposition_.dims(), to_string(halo_.transport()), halo_.path(), overlapped()});
+  RunMetrics m = start_report(problem_, {backend().name(), chosen_.reason, decomposition_.size(), omp_get_max_threads(),
+                                         domain_.layout.halo, decomposition_.dims(), to_string(halo_.transport()),
+                                         halo_.path(), overlapped(), exchange_.every, exchange_.why});
   if (!restored_from_.empty()) {
     spdlog::info("restarted from {} at step {} (t = {:.6g})", restored_from_, step(), problem_.time_at(step()));
     if (problem_.start_step != 0)  // on a clock of its own: a dt changed here or at an earlier restart

@@ -27,6 +27,12 @@ struct RunControl {
   const volatile std::sig_atomic_t* stop = nullptr;  // nonzero: stop requested
 };
 
+// parallel.exchange_every as a run resolves it, and why.
+struct ExchangeChoice {
+  int every = 1;
+  std::string why;
+};
+
 template <int D, class Real>
 class Simulation {
  public:
@@ -73,6 +79,7 @@ class Simulation {
 
   Config config_;
   Problem problem_;
+  ExchangeChoice exchange_;  // parallel.exchange_every as resolved (auto: the backend's)
   Decomposition decomposition_;
   LocalDomain<D> domain_;
   ChosenBackend<D, Real> chosen_;

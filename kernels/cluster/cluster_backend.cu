@@ -30,6 +30,9 @@ class ClusterBackend final : public GpuBackend<D, Real> {
 
   BackendKind kind() const override { return BackendKind::cuda_cluster; }
   std::string plan() const override { return kernel_->plan().text(); }
+  // A streaming plan blocks k steps a launch: deep halos of k steps let every
+  // launch run k. (A resident plan runs any chunk in one launch: its k says nothing.)
+  int preferred_exchange_every() const override { return kernel_->plan().resident ? 1 : kernel_->plan().k; }
 
   // Launches of up to plan k steps (a resident plan: the chunk in one); each
   // writes as far into exchanged halos as the rest of the chunk reads.

@@ -167,6 +167,10 @@ TEST(UnitConfig, ParallelSettings) {
       good + "parallel: {exchange_every: 3, overlap: false, decomposition: [2, 0], halo_transport: nccl}\n",
       "case.yaml");
   EXPECT_EQ(c.run.parallel.exchange_every, 3);
+  // auto (the default, or said): the backend's choice, resolved when the run starts.
+  EXPECT_FALSE(load_config_text(good, "case.yaml").run.parallel.exchange_every.has_value());
+  EXPECT_FALSE(load_config_text(good + "parallel: {exchange_every: auto}\n", "case.yaml")
+                   .run.parallel.exchange_every.has_value());
   EXPECT_FALSE(c.run.parallel.overlap);
   EXPECT_EQ(c.run.parallel.halo_transport, HaloTransportKind::nccl);
   EXPECT_EQ(load_config_text(good, "case.yaml").run.parallel.halo_transport, std::nullopt);  // auto
@@ -184,7 +188,8 @@ TEST(UnitConfig, ParallelSettings) {
   expect_error(good + "parallel: {overlap: sometimes}\n", ExitCode::wrong_type,
                {"'parallel.overlap'", "true or false", "'sometimes'"});
   expect_error(good + "parallel: {exchange_every: 0}\n", ExitCode::invalid_value,
-               {"'parallel.exchange_every'", ">= 1"});
+               {"'parallel.exchange_every'", ">= 1 (or auto"});
+  expect_error(good + "parallel: {exchange_every: often}\n", ExitCode::wrong_type, {"'parallel.exchange_every'"});
   expect_error(good + "parallel: {decomposition: [2]}\n", ExitCode::invalid_value,
                {"'parallel.decomposition'", "one rank count per axis"});
   expect_error(good + "parallel: {halo_transport: ucx}\n", ExitCode::invalid_value,
