@@ -241,7 +241,8 @@ Config parse(const YAML::Node& root, const std::string& file) {
     if (par.has("exchange_every") &&
         !(par.raw("exchange_every").IsScalar() && par.raw("exchange_every").Scalar() == "auto"))
       parallel.exchange_every = par.get<int>("exchange_every", 1);
-    parallel.overlap = par.get<bool>("overlap", parallel.overlap);
+    if (par.has("overlap") && !(par.raw("overlap").IsScalar() && par.raw("overlap").Scalar() == "auto"))
+      parallel.overlap = par.get<bool>("overlap", true);
     // Whether the build, the MPI and the backend can do it is known when the run starts (the backend registry).
     parallel.halo_transport = par.auto_or("halo_transport", parallel.halo_transport, transport_names);
     if (parallel.exchange_every && *parallel.exchange_every < 1)
@@ -444,7 +445,10 @@ std::string to_yaml(const Config& c) {
     e << YAML::Key << "exchange_every" << YAML::Value << *run.parallel.exchange_every;
   else
     e << YAML::Key << "exchange_every" << YAML::Value << "auto";
-  e << YAML::Key << "overlap" << YAML::Value << run.parallel.overlap;
+  if (run.parallel.overlap)
+    e << YAML::Key << "overlap" << YAML::Value << *run.parallel.overlap;
+  else
+    e << YAML::Key << "overlap" << YAML::Value << "auto";
   e << YAML::Key << "halo_transport" << YAML::Value
     << (run.parallel.halo_transport ? to_string(*run.parallel.halo_transport) : "auto");
   e << YAML::Key << "decomposition" << YAML::Value << YAML::Flow << axes(run.parallel.decomposition) << YAML::EndMap;

@@ -41,7 +41,10 @@ struct ParallelSettings {
   // auto, the backend's choice (Backend::preferred_exchange_every: the cuda-cluster plan's k).
   std::optional<int> exchange_every;
   std::array<int, max_dims> decomposition{0, 0, 0};  // ranks per axis, 0: MPI_Dims_create chooses
-  bool overlap = true;  // halo exchange in flight while the interior computes (false: exchange, then compute)
+  // Halo exchange in flight while the interior of a chunk's first step computes
+  // (false: exchange, then compute). Empty: auto, on unless the backend blocks
+  // steps in time (cuda-cluster), whose first step would then run one step a launch.
+  std::optional<bool> overlap;
   std::optional<HaloTransportKind> halo_transport;  // empty: auto (nccl, else CUDA-aware MPI, else mpi-host)
 };
 

@@ -68,7 +68,12 @@ class Simulation {
  private:
   long next_chunk(long until) const;
   // Whether chunks overlap their halo exchange with compute (parallel.overlap, and neighbours to talk to).
-  bool overlapped() const { return config_.run.parallel.overlap && halo_.active(); }
+  // auto: on, unless the backend blocks steps in time: overlap computes a
+  // chunk's first step with the one-step kernel, which costs a temporal-blocking
+  // backend more than the exchange it hides.
+  bool overlapped() const {
+    return config_.run.parallel.overlap.value_or(chosen_.backend->preferred_exchange_every() == 1) && halo_.active();
+  }
   // One chunk of k steps whose first step computes its interior while the
   // halo exchange is in flight. Why the first step of the chunk: it is the
   // earliest work that can go on without the new halos, for any k; the faces

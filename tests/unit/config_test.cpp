@@ -171,7 +171,7 @@ TEST(UnitConfig, ParallelSettings) {
   EXPECT_FALSE(load_config_text(good, "case.yaml").run.parallel.exchange_every.has_value());
   EXPECT_FALSE(load_config_text(good + "parallel: {exchange_every: auto}\n", "case.yaml")
                    .run.parallel.exchange_every.has_value());
-  EXPECT_FALSE(c.run.parallel.overlap);
+  EXPECT_EQ(c.run.parallel.overlap, false);
   EXPECT_EQ(c.run.parallel.halo_transport, HaloTransportKind::nccl);
   EXPECT_EQ(load_config_text(good, "case.yaml").run.parallel.halo_transport, std::nullopt);  // auto
   for (const auto& [kind, transport] : transport_names)
@@ -180,7 +180,7 @@ TEST(UnitConfig, ParallelSettings) {
               kind);
   EXPECT_EQ(c.run.parallel.decomposition[0], 2);
   EXPECT_EQ(c.run.parallel.decomposition[1], 0);
-  EXPECT_TRUE(load_config_text(good, "case.yaml").run.parallel.overlap);
+  EXPECT_FALSE(load_config_text(good, "case.yaml").run.parallel.overlap.has_value());  // auto
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
   // How the ranks split the work and talk is not part of the case.
   EXPECT_EQ(config_hash(c), config_hash(load_config_text(good, "case.yaml")));
