@@ -68,6 +68,7 @@ void write_metrics_json(const std::string& path, const Config& c, const RunMetri
   j["exchange_every"] = {{"steps", m.exchange_every}, {"reason", m.exchange_every_reason}};
   j["phases_seconds"] = phases_json(m.phases);
   j["phases_mean_seconds"] = phases_json(m.phases_mean);
+  j["phases_clock"] = m.phases_clock;
   j["cell_updates"] = m.cell_updates;
   j["cells_per_second"] = m.cells_per_second;
   j["bytes_per_update"] = m.bytes_per_update;

@@ -50,6 +50,7 @@ struct RunMetrics {
   int exchange_every = 1;             // steps between halo exchanges (parallel.exchange_every as resolved)
   std::string exchange_every_reason;  // the config's number, or why auto chose it
   PhaseTimes phases;                  // maximum over ranks
+  std::string phases_clock = "host";  // what measured them: the host clock, or CUDA events for a GPU's work
   PhaseTimes phases_mean;             // mean over ranks
   double cell_updates = 0;
   double cells_per_second = 0;

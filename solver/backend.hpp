@@ -4,7 +4,9 @@
 // and the halo exchange know about where and how the fields live. A backend
 // reports where its memory is and the stream its work is queued on; how halos
 // travel between ranks is the halo transport's business (halo_transport.hpp).
+#include <array>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "solver/box.hpp"
@@ -88,6 +90,15 @@ class Backend {
   // Wait for the work issued so far (GPU backends launch asynchronously): the
   // time loop calls it before reading the clock, so phases are honest.
   virtual void synchronize() {}
+
+  // Device time of the work queued for a phase: span_begin(), queue the work,
+  // span_end(phase). A GPU backend records CUDA events on its stream and sums
+  // them in device_seconds() (which waits for the work); where the work runs
+  // on the host, the host clock measures it already and device_seconds() is empty.
+  enum class Span { compute, pack, unpack };
+  virtual void span_begin() {}
+  virtual void span_end(Span) {}
+  virtual std::optional<std::array<double, 3>> device_seconds() { return std::nullopt; }
 
   // Seconds taken by the work issued between start_timer() and stop_timer(),
   // timed where it runs (CUDA events on a GPU backend); waits for that work.

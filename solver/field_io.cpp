@@ -151,7 +151,8 @@ RestartClock check_restart_compatible(const hdf5::Reader& checkpoint, const Prob
   return clock;
 }
 
-void write_output_series(const Problem& p, const OutputSettings& output, const std::vector<std::pair<long, double>>& steps) {
+void write_output_series(const Problem& p, const OutputSettings& output,
+                         const std::vector<std::pair<long, double>>& steps) {
   XdmfGrid grid;
   for (int a = p.dims - 1; a >= 0; --a) {
     grid.shape.push_back(static_cast<std::uint64_t>(p.points[a]));

@@ -83,8 +83,10 @@ void HaloExchange<D, Real>::start(int stage) {
   const double t0 = steady_seconds();
   transport_->post_receives(messages(stage, true));
   const double t1 = steady_seconds();
+  backend_.span_begin();
   for (std::size_t f = first; f < last; ++f)
     backend_.pack(static_cast<Level>(faces_[f].level), faces_[f].send_box, faces_[f].send);
+  backend_.span_end(Backend<D, Real>::Span::pack);
   const double t2 = steady_seconds();
   transport_->post_sends(messages(stage, false));
   times_.pack += t2 - t1;
@@ -97,8 +99,10 @@ void HaloExchange<D, Real>::finish(int stage) {
   transport_->wait();
   const double t1 = steady_seconds();
   const auto [first, last] = stage_faces_[static_cast<std::size_t>(stage)];
+  backend_.span_begin();
   for (std::size_t f = first; f < last; ++f)
     backend_.unpack(static_cast<Level>(faces_[f].level), faces_[f].recv_box, faces_[f].recv);
+  backend_.span_end(Backend<D, Real>::Span::unpack);
   transport_->unpacked();
   times_.communicate += t1 - t0;
   times_.unpack += steady_seconds() - t1;

@@ -37,7 +37,7 @@ struct Problem {
   InitialCondition initial;
   std::optional<InitialCondition> velocity;  // equations second order in time; zero when absent
   double dt = 0;
-  long steps = 0;     // the step the run ends at
+  long steps = 0;  // the step the run ends at
   double t_end = 0;
   // The clock: step n is at time start_time + (n - start_step) dt. A run from
   // t = 0, or restarted on its own schedule, has 0 and 0 (time = n dt).

@@ -74,9 +74,10 @@ void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& phas
   m.cells_per_second = m.wall_seconds > 0 ? m.cell_updates / m.wall_seconds : 0;
   spdlog::info("done: {} steps of {:.4g} cells in {} ({:.4g} Gcells/s)", step - m.first_step, cells,
                format_duration(m.wall_seconds), m.cells_per_second / 1e9);
-  spdlog::info("phases (slowest rank): compute {}, pack {}, communicate {}, unpack {}, diagnostics {}, io {}",
+  spdlog::info("phases (slowest rank): compute {}, pack {}, communicate {}, unpack {}, diagnostics {}, io {}{}",
                format_duration(m.phases.compute), format_duration(m.phases.pack), format_duration(m.phases.communicate),
-               format_duration(m.phases.unpack), format_duration(m.phases.diagnostics), format_duration(m.phases.io));
+               format_duration(m.phases.unpack), format_duration(m.phases.diagnostics), format_duration(m.phases.io),
+               m.phases_clock == "host" ? "" : " (compute, pack, unpack: GPU time by CUDA events)");
   spdlog::info("conservation: mean {:+.6e} -> {:+.6e} (change {:+.3e})", m.initial.mean, m.final.mean,
                m.final.mean - m.initial.mean);
   const FieldSummary& first = m.first_energy;

@@ -6,6 +6,60 @@
 
 namespace heatwave::cuda {
 
+EventSpans::~EventSpans() {
+  if (start_) cudaEventDestroy(start_);
+  for (const Open& o : pending_) cudaEventDestroy(o.start), cudaEventDestroy(o.stop);
+  for (cudaEvent_t e : free_) cudaEventDestroy(e);
+}
+
+cudaEvent_t EventSpans::take() {
+  cudaEvent_t e = nullptr;
+  if (!free_.empty()) {
+    e = free_.back();
+    free_.pop_back();
+  } else {
+    HW_CUDA(cudaEventCreate(&e));
+  }
+  return e;
+}
+
+void EventSpans::begin() {
+  if (!start_) start_ = take();
+  HW_CUDA(cudaEventRecord(start_, stream_));
+}
+
+void EventSpans::end(int kind) {
+  const cudaEvent_t stop = take();
+  HW_CUDA(cudaEventRecord(stop, stream_));
+  pending_.push_back({kind, start_, stop});
+  start_ = nullptr;
+  settle(false);
+}
+
+// Adds the spans that have finished (all of them when `wait`), in order.
+void EventSpans::settle(bool wait) {
+  std::size_t done = 0;
+  for (; done < pending_.size(); ++done) {
+    const Open& o = pending_[done];
+    if (wait) {
+      HW_CUDA(cudaEventSynchronize(o.stop));
+    } else if (cudaEventQuery(o.stop) != cudaSuccess) {
+      cudaGetLastError();  // cudaErrorNotReady is not an error here
+      break;
+    }
+    float ms = 0;
+    HW_CUDA(cudaEventElapsedTime(&ms, o.start, o.stop));
+    totals_[static_cast<std::size_t>(o.kind)] += ms * 1e-3;
+    free_.push_back(o.start), free_.push_back(o.stop);
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(done));
+}
+
+std::array<double, 3> EventSpans::seconds() {
+  settle(true);
+  return totals_;
+}
+
 template <int D, class Real>
 GpuBackend<D, Real>::GpuBackend(const Problem& problem, const LocalDomain<D>& domain)
     : problem_(problem),

@@ -4,13 +4,44 @@
 // step; cuda-cluster's overlapped parts), halo packs, I/O, diagnostics and
 // timers. cuda and cuda-cluster derive from it and differ in advance().
 // CUDA-only: include from .cu files.
+#include <array>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "kernels/cuda/device_fields.cuh"
 #include "kernels/cuda/step.cuh"
 #include "solver/backend.hpp"
 
 namespace heatwave::cuda {
+
+// Device time between begin() and end(kind), summed per kind from CUDA events
+// on one stream. Finished spans are settled as new ones end (events reused,
+// nothing waits); seconds() waits for the rest.
+class EventSpans {
+ public:
+  explicit EventSpans(cudaStream_t stream) : stream_(stream) {}
+  ~EventSpans();
+  EventSpans(const EventSpans&) = delete;
+  EventSpans& operator=(const EventSpans&) = delete;
+  void begin();
+  void end(int kind);
+  std::array<double, 3> seconds();
+
+ private:
+  struct Open {
+    int kind;
+    cudaEvent_t start, stop;
+  };
+  cudaEvent_t take();
+  void settle(bool wait);
+
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr;
+  std::vector<Open> pending_;
+  std::vector<cudaEvent_t> free_;
+  std::array<double, 3> totals_{};
+};
 
 template <int D, class Real>
 class GpuBackend : public Backend<D, Real> {
@@ -35,6 +66,9 @@ class GpuBackend : public Backend<D, Real> {
   void write(Level level, const Real* owned) override;
   LocalStats stats() override;
   void synchronize() override { fields_.synchronize(); }
+  void span_begin() override { spans_.begin(); }
+  void span_end(typename Backend<D, Real>::Span span) override { spans_.end(static_cast<int>(span)); }
+  std::optional<std::array<double, 3>> device_seconds() override { return spans_.seconds(); }
   void start_timer() override { fields_.start_timer(); }
   double stop_timer() override { return fields_.stop_timer(); }
 
@@ -46,6 +80,7 @@ class GpuBackend : public Backend<D, Real> {
   EquationInfo equation_;
   DeviceFields<D, Real> fields_;
   std::unique_ptr<StepKernel<D, Real>> step_kernel_;
+  EventSpans spans_{fields_.stream()};
   long step_ = 0;
 };
 
