@@ -238,11 +238,8 @@ Config parse(const YAML::Node& root, const std::string& file) {
   if (top.has("parallel")) {
     Section par = top.section("parallel", {"exchange_every", "decomposition", "overlap", "halo_transport"});
     ParallelSettings& parallel = run.parallel;
-    if (par.has("exchange_every") &&
-        !(par.raw("exchange_every").IsScalar() && par.raw("exchange_every").Scalar() == "auto"))
-      parallel.exchange_every = par.get<int>("exchange_every", 1);
-    if (par.has("overlap") && !(par.raw("overlap").IsScalar() && par.raw("overlap").Scalar() == "auto"))
-      parallel.overlap = par.get<bool>("overlap", true);
+    parallel.exchange_every = par.get_or_auto<int>("exchange_every", parallel.exchange_every);
+    parallel.overlap = par.get_or_auto<bool>("overlap", parallel.overlap);
     // Whether the build, the MPI and the backend can do it is known when the run starts (the backend registry).
     parallel.halo_transport = par.auto_or("halo_transport", parallel.halo_transport, transport_names);
     if (parallel.exchange_every && *parallel.exchange_every < 1)
@@ -441,14 +438,15 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "backend" << YAML::Value << backend_choice_name(run.backend);
   e << YAML::Key << "threads" << YAML::Value << run.threads;
   e << YAML::Key << "parallel" << YAML::Value << YAML::BeginMap;
-  if (run.parallel.exchange_every)
-    e << YAML::Key << "exchange_every" << YAML::Value << *run.parallel.exchange_every;
-  else
-    e << YAML::Key << "exchange_every" << YAML::Value << "auto";
-  if (run.parallel.overlap)
-    e << YAML::Key << "overlap" << YAML::Value << *run.parallel.overlap;
-  else
-    e << YAML::Key << "overlap" << YAML::Value << "auto";
+  const auto auto_or = [&](const char* key, const auto& value) {
+    e << YAML::Key << key << YAML::Value;
+    if (value)
+      e << *value;
+    else
+      e << "auto";
+  };
+  auto_or("exchange_every", run.parallel.exchange_every);
+  auto_or("overlap", run.parallel.overlap);
   e << YAML::Key << "halo_transport" << YAML::Value
     << (run.parallel.halo_transport ? to_string(*run.parallel.halo_transport) : "auto");
   e << YAML::Key << "decomposition" << YAML::Value << YAML::Flow << axes(run.parallel.decomposition) << YAML::EndMap;

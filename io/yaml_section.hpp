@@ -143,6 +143,13 @@ class Section {
     for (const auto& [kind, name] : names) choices.emplace_back(name, kind);
     return choice<Kind>(key, fallback, choices);
   }
+  // "auto" (empty) or a value of type T; `fallback` when the key is absent.
+  template <class T>
+  std::optional<T> get_or_auto(const std::string& key, std::optional<T> fallback) const {
+    if (!has(key)) return fallback;
+    if (node_[key].IsScalar() && node_[key].Scalar() == "auto") return std::nullopt;
+    return get<T>(key, T{});
+  }
   // "auto" (empty) or one of the kinds of a name table.
   template <class Kind, std::size_t N>
   std::optional<Kind> auto_or(const std::string& key, std::optional<Kind> fallback,

@@ -65,16 +65,22 @@ HaloTransportKind choose_transport(const Problem& p, const RunSettings& run, Bac
   return cuda_aware_mpi() ? HaloTransportKind::mpi_cuda_aware : HaloTransportKind::mpi_host;
 }
 
+// The GPU a rank computes on, and how many of its node's ranks share it.
+struct GpuShare {
+  int index = 0;
+  int ranks = 1;
+};
+
 // Refuses, on every rank alike, a run whose fields and buffers do not fit:
-// host memory is shared by the node's ranks, a GPU's by the ranks on it.
+// host memory is shared by the node's `local_ranks`, a GPU's by its share.
 template <int D>
-void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>& domain, bool on_gpu, MPI_Comm comm) {
+void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>& domain, int local_ranks,
+                  std::optional<GpuShare> gpu, MPI_Comm comm) {
   const auto from_file = [](const std::optional<InitialCondition>& ic) { return ic && ic->type == InitialType::file; };
   const bool field_files = run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0 || run.output.every > 0 ||
                            from_file(p.initial) || from_file(p.velocity);
   on_every_rank(comm, [&] {
-    const MemoryNeed need = memory_need(p, domain, on_gpu, field_files);
-    const auto [local_rank, local_ranks] = node_local_rank(comm);
+    const MemoryNeed need = memory_need(p, domain, gpu.has_value(), field_files);
     std::vector<long> owned(domain.layout.owned.begin(), domain.layout.owned.end());
     const std::string what =
         fmt::format("{}: {} {} points a rank ({} of [{}])", p.source, to_string(p.precision), fmt::join(owned, " x "),
@@ -84,14 +90,11 @@ void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>
       require_memory(need.host, *host / static_cast<std::size_t>(local_ranks), where, what);
     }
 #ifdef HEATWAVE_HAVE_CUDA
-    if (on_gpu) {
-      const auto gpus = cuda::devices();
-      const int sharing = (local_ranks + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size());
-      const cuda::DeviceInfo device = cuda::current_device();
+    if (gpu)
       require_memory(
-          need.device, cuda::free_memory() / static_cast<std::size_t>(sharing),
-          fmt::format("GPU {}{}", device.index, sharing > 1 ? fmt::format(", shared by {} ranks", sharing) : ""), what);
-    }
+          need.device, cuda::free_memory() / static_cast<std::size_t>(gpu->ranks),
+          fmt::format("GPU {}{}", gpu->index, gpu->ranks > 1 ? fmt::format(", shared by {} ranks", gpu->ranks) : ""),
+          what);
 #endif
   });
 }
@@ -105,7 +108,7 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   const std::optional<BackendKind>& asked = run.backend;
   if (asked == BackendKind::host) {
-    check_memory(p, run, domain, false, comm);
+    check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, comm);
     return {make_host_backend<D, Real>(p, domain), "requested in the config",
             choose_transport(p, run, BackendKind::host, false, ranks)};
   }
@@ -124,7 +127,8 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
     const cuda::DeviceInfo device = cuda::select_device(local_rank);
     std::string reason = (asked ? "requested: " : "auto: ") + device.name + " (device " + std::to_string(device.index) +
                          ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
-    check_memory(p, run, domain, true, comm);
+    const int sharing = (local_ranks + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size());
+    check_memory(p, run, domain, local_ranks, GpuShare{device.index, sharing}, comm);
     if (kind == BackendKind::cuda_cluster) {
       std::string why;
       if (auto cluster = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster, why))
@@ -134,12 +138,12 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
     }
     return {cuda::make_cuda_backend<D, Real>(p, domain), reason, transport};
   }
-  check_memory(p, run, domain, false, comm);
+  check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, comm);
   return {make_host_backend<D, Real>(p, domain), "auto: no CUDA device visible",
           choose_transport(p, run, BackendKind::host, false, ranks)};
 #else
   if (!asked) {
-    check_memory(p, run, domain, false, comm);
+    check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, comm);
     return {make_host_backend<D, Real>(p, domain), "auto: this build has no CUDA backend",
             choose_transport(p, run, BackendKind::host, false, ranks)};
   }

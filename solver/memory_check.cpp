@@ -41,6 +41,11 @@ std::optional<std::size_t> cgroup_headroom() {
   return std::nullopt;
 }
 
+std::string format_gib(std::size_t bytes) {
+  const double gib = static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
+  return gib >= 10 ? fmt::format("{:.0f} GiB", gib) : fmt::format("{:.2g} GiB", gib);
+}
+
 }  // namespace
 
 template <int D>
@@ -89,11 +94,6 @@ std::optional<std::size_t> host_memory_available() {
   }
   if (const auto headroom = cgroup_headroom()) available = available ? std::min(*available, *headroom) : *headroom;
   return available;
-}
-
-std::string format_gib(std::size_t bytes) {
-  const double gib = static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
-  return gib >= 10 ? fmt::format("{:.0f} GiB", gib) : fmt::format("{:.2g} GiB", gib);
 }
 
 void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what) {

@@ -31,6 +31,4 @@ std::optional<std::size_t> host_memory_available();
 // `need` exceeds `available`. `what` names the grid (config file, points).
 void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what);
 
-std::string format_gib(std::size_t bytes);
-
 }  // namespace heatwave

@@ -51,8 +51,6 @@ struct DampedWave : Wave {
     const double m = static_cast<double>(n);
     return (std::pow(r, m) * (std::cos(m * theta) + B * std::sin(m * theta))).real();
   }
-  // Continuous, with w^2 = -c^2 lambda - gamma^2/4 (w imaginary when
-  // overdamped): exp(-gamma t/2) (cos(w t) + gamma/(2w) sin(w t)).
   // u0 = 0, a unit v0 mode: u^1 = (dt - gamma dt^2/2) v0 = dt (1-d) v0, and
   // u^n = u^1 r^(n-1) sin(n theta)/sin(theta) solves the recurrence (u^0 = 0).
   static double velocity_mode_factor(const Coefficients& k, double dt, double S, long n) {
@@ -63,6 +61,8 @@ struct DampedWave : Wave {
     const double m = static_cast<double>(n);
     return (dt * (1 - d) * std::pow(r, m - 1) * std::sin(m * theta) / std::sin(theta)).real();
   }
+  // Continuous, with w^2 = -c^2 lambda - gamma^2/4 (w imaginary when
+  // overdamped): exp(-gamma t/2) (cos(w t) + gamma/(2w) sin(w t)).
   static double continuous_factor(const Coefficients& k, double lambda, double t) {
     using complex = std::complex<double>;
     const double c = k.get("c"), gamma = k.get("gamma");
