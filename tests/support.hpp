@@ -33,4 +33,24 @@ long differing_values(const std::vector<Real>& a, const std::vector<Real>& b) {
   return n;
 }
 
+// Where two fields of `points` (x fastest) differ: the box that holds every
+// differing point, for a failure message ("" where they are bitwise equal).
+template <class Real>
+std::string where_differ(const std::vector<Real>& a, const std::vector<Real>& b, const std::vector<long>& points) {
+  std::vector<long> lo(points.size(), -1), hi(points.size(), -1);
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(Real)) == 0) continue;
+    long rest = static_cast<long>(i);
+    for (std::size_t d = 0; d < points.size(); ++d, rest /= points[d - 1]) {
+      const long c = rest % points[d];
+      lo[d] = lo[d] < 0 ? c : std::min(lo[d], c), hi[d] = std::max(hi[d], c);
+    }
+  }
+  if (lo[0] < 0) return "";
+  std::string box = "differing points within";
+  for (std::size_t d = 0; d < points.size(); ++d)
+    box += std::string(d ? " x" : "") + " [" + std::to_string(lo[d]) + ", " + std::to_string(hi[d]) + "]";
+  return box;
+}
+
 }  // namespace heatwave::test

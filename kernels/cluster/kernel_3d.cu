@@ -105,11 +105,17 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   // or rows past it come from the peer's ring through DSMEM. Other sides
   // compute (Steps-t)r past the tile, as a cluster of one does everywhere.
   // (Clustered is a template parameter: a cluster of one carries none of this.)
+  // A tile that ends the domain at a physical face with r points or fewer
+  // before it computes its low side itself: the ghosts it fills mirror points
+  // up to r inside the face, and a peer's columns or rows arrive r iterations
+  // after a plane was made, its ghosts one iteration after.
   cg::cluster_group cluster = cg::this_cluster();
   const int CX = Clustered ? geo.plan.cluster_x : 1, CY = Clustered ? geo.plan.cluster_y : 1;
   const int rx = static_cast<int>(blockIdx.x) % CX, ry = static_cast<int>(blockIdx.y) % CY;
-  const bool peer_x0 = Clustered && rx > 0, peer_x1 = Clustered && rx < CX - 1 && x0 + TX < ax.core_hi;
-  const bool peer_y0 = Clustered && ry > 0, peer_y1 = Clustered && ry < CY - 1 && y0 + TY < ay.core_hi;
+  const bool peer_x0 = Clustered && rx > 0 && !(ax.ghosts[1] && x0 + R >= ax.n),
+             peer_x1 = Clustered && rx < CX - 1 && x0 + TX < ax.core_hi;
+  const bool peer_y0 = Clustered && ry > 0 && !(ay.ghosts[1] && y0 + R >= ay.n),
+             peer_y1 = Clustered && ry < CY - 1 && y0 + TY < ay.core_hi;
   // A level's x-y region with `left` to go: [rx0, rx1) x [ry0, ry1), clipped to the core.
   auto region = [&](int left, int& rx0, int& rx1, int& ry0, int& ry1) {
     rx0 = max(x0 - (peer_x0 ? 0 : left), ax.core_lo), rx1 = min(x0 + TX + (peer_x1 ? 0 : left), ax.core_hi);
@@ -382,10 +388,10 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     return this->co_scheduled(reason);
   }
 
-  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, int ahead, bool start,
-              cudaStream_t stream) override {
+  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<3>& window,
+              bool start, cudaStream_t stream) override {
     cudaLaunchAttribute attribute[1];
-    const cudaLaunchConfig_t config = this->launch_config(attribute, ahead, stream);
+    const cudaLaunchConfig_t config = this->launch_config(attribute, window, stream);
     with_radius(this->radius_, [&]<int R>() {
       HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
                                  out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start));

@@ -121,7 +121,10 @@ void check_agreement(const Case& c) {
           EXPECT_EQ(test::differing_values(expected[static_cast<std::size_t>(level)], u), 0)
               << name << " through " << transport_under_test() << " on " << ranks << " ranks as " << dims[0] << " x "
               << dims[1] << (D == 3 ? " x " + std::to_string(dims[2]) : "") << ", exchange_every " << exchange_every
-              << ", overlap " << overlap << ", level " << static_cast<int>(level);
+              << ", overlap " << overlap << ", level " << static_cast<int>(level) << ": "
+              << test::where_differ(
+                     expected[static_cast<std::size_t>(level)], u,
+                     std::vector<long>(many.problem().points.begin(), many.problem().points.begin() + D));
         }
       }
 }
