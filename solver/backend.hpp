@@ -67,6 +67,16 @@ class Backend {
   // count). Every point is computed alike whatever the parts: bitwise the same.
   virtual void update(const Box<D>& region) = 0;
   virtual void finish_step() = 0;
+  // A chunk of k steps in two parts, so that the halo exchange runs while the
+  // first computes (a temporal-blocking backend, whose k-step launches
+  // update() cannot split): advance_inner(k) queues the chunk's work that
+  // reads no exchanged halo, apart from stream(), so packs, messages and
+  // unpacks on stream() go on meanwhile (they read the current levels and
+  // write their halos; it writes neither); advance_outer() queues the rest,
+  // after the unpacks, and ends the k steps. The same as advance(k), bitwise.
+  virtual bool splits_chunks() const { return false; }
+  virtual void advance_inner(int /*k*/) {}
+  virtual void advance_outer() {}
   // Steps taken so far; set when the fields come from a checkpoint (restart),
   // because the first step of an equation second order in time differs.
   virtual long step() const = 0;

@@ -31,10 +31,11 @@ RunMetrics start_report(const Problem& problem, const RunSetup& setup) {
                fmt::join(std::vector<int>(m.decomposition.begin(), m.decomposition.begin() + problem.dims), " x "),
                m.threads, setup.halo_depth);
   if (m.ranks > 1)
-    spdlog::info(
-        "halos exchanged every {} step(s) ({}) through {}, {}", m.exchange_every, m.exchange_every_reason, m.halo_path,
-        m.overlap ? "overlapped with the interior of the first step of each chunk"
-                  : "then compute (parallel.overlap: false, or auto with a backend that blocks steps in time)");
+    spdlog::info("halos exchanged every {} step(s) ({}) through {}, {}", m.exchange_every, m.exchange_every_reason,
+                 m.halo_path,
+                 !m.overlap            ? "then compute (parallel.overlap: false)"
+                 : setup.overlap_inner ? "overlapped with the k steps of each chunk's inner tiles"
+                                       : "overlapped with the interior of the first step of each chunk");
   spdlog::info("dt = {:.6g} ({:.3g} of the stability limit: {}), {} steps to t = {:.6g}", problem.dt,
                problem.stability_number() / problem.stability_limit(), problem.stability_rule(), problem.steps,
                m.simulated_time);

@@ -19,6 +19,7 @@ struct RunSetup {
   std::array<int, 3> decomposition{1, 1, 1};
   std::string halo_transport, halo_path;
   bool overlap = false;
+  bool overlap_inner = false;  // overlapped with a split chunk's inner part (Backend::splits_chunks)
   int exchange_every = 1;
   std::string exchange_why;  // the config's number, or why auto chose it
 };

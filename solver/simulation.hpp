@@ -67,19 +67,15 @@ class Simulation {
 
  private:
   long next_chunk(long until) const;
-  // Whether chunks overlap their halo exchange with compute (parallel.overlap, and neighbours to talk to).
-  // auto: on, unless the backend blocks steps in time: overlap computes a
-  // chunk's first step with the one-step kernel, which costs a temporal-blocking
-  // backend more than the exchange it hides.
-  bool overlapped() const {
-    return config_.run.parallel.overlap.value_or(chosen_.backend->preferred_exchange_every() == 1) && halo_.active();
-  }
-  // One chunk of k steps whose first step computes its interior while the
-  // halo exchange is in flight. Why the first step of the chunk: it is the
-  // earliest work that can go on without the new halos, for any k; the faces
-  // sent are the state the previous chunk left, so the pack reads a finished
-  // level and the boundary strips (computed after the wait) are the only work
-  // that waits for the network.
+  // Whether chunks overlap their halo exchange with compute (parallel.overlap,
+  // auto: on, and neighbours to talk to).
+  bool overlapped() const { return config_.run.parallel.overlap.value_or(true) && halo_.active(); }
+  // One chunk of k steps with its halo exchange in flight while it computes
+  // what needs no new halo. A backend that splits chunks (cuda-cluster) runs
+  // the k steps of its inner tiles meanwhile; the others compute the interior
+  // of the chunk's first step: the earliest work that goes on without the new
+  // halos, for any k. Either way the faces sent are the state the previous
+  // chunk left, and the boundary work after the wait is all that waits for the network.
   void advance_overlapped(int k);
 
   Config config_;

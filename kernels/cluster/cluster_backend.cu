@@ -38,10 +38,43 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // writes as far into exchanged halos as the rest of the chunk reads.
   void advance(int k) override {
     for (int done = 0; done < k;) {
-      const int steps = kernel_->plan().resident ? k : std::min(k - done, kernel_->plan().k);
+      const int steps = launch_steps(k - done);
       done += steps;
-      launch_cluster(steps, k - done);
+      run_cluster(*kernel_, steps, {write_box(k - done)}, fields_.stream());
+      finish_launch(steps);
     }
+  }
+
+  // Overlap without the one-step kernel: the chunk's first launch is split by
+  // tiles. The inner window (owned points whose cone over the launch's steps
+  // lies in the owned box) runs on a stream of its own while the halo
+  // exchange packs, moves and unpacks on stream(); the rims of the write box,
+  // and the chunk's other launches, follow on stream() once the halos are in.
+  // Out of place, the launches read levels that only the unpacks write (in
+  // halos no inner tile reads) and write outputs nobody reads: no race, and
+  // each point is computed as in advance(): bitwise the same.
+  bool splits_chunks() const override { return !kernel_->plan().resident; }
+  void advance_inner(int k) override {
+    split_ = {k, launch_steps(k)};
+    const Box<D> inner = inner_box(split_.steps);
+    HW_CUDA(cudaEventRecord(inner_ready_, fields_.stream()));
+    HW_CUDA(cudaStreamWaitEvent(inner_stream_.get(), inner_ready_, 0));
+    inner_spans_.begin();
+    if (!inner.empty()) launch_outputs(*kernel_, split_.steps, inner, inner_stream_.get());
+    inner_spans_.end(static_cast<int>(Backend<D, Real>::Span::compute));
+    HW_CUDA(cudaEventRecord(inner_done_, inner_stream_.get()));
+  }
+  void advance_outer() override {
+    const Box<D> inner = inner_box(split_.steps);
+    std::vector<Box<D>> rims = box_difference(write_box(split_.chunk - split_.steps), inner);
+    run_cluster(*kernel_, split_.steps, rims, fields_.stream(), inner_done_);
+    finish_launch(split_.steps);
+    if (split_.chunk > split_.steps) advance(split_.chunk - split_.steps);
+  }
+  std::optional<std::array<double, 3>> device_seconds() override {
+    std::array<double, 3> s = *GpuBackend<D, Real>::device_seconds();
+    s[0] += inner_spans_.seconds()[0];
+    return s;
   }
 
   // The plan, from HEATWAVE_CLUSTER_PLAN, the config's overrides, the plan
@@ -131,7 +164,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       ++tried;
       const int steps = plan.resident ? resident_chunk : plan.k;
       // What launch_cluster runs: the launch, then the ghosts of its outputs.
-      const double seconds = seconds_per_step(steps, [&] { run_cluster(*kernel, steps, 0, false); });
+      const double seconds =
+          seconds_per_step(steps, [&] { run_cluster(*kernel, steps, {write_box(0)}, fields_.stream()); });
       if (!best || seconds < best->second) best = std::make_pair(plan, seconds);
     }
     // The baseline step kernel, timed alike: the plan to beat.
@@ -160,24 +194,59 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     return best;
   }
 
-  // `steps` steps of `kernel` in one launch, out of place: the inputs stay
-  // intact for the halos other clusters load. One level: u^{n+steps} into
-  // u_next; two levels: u^{n+steps} and u^{n+steps-1} into the outputs. The
-  // outputs' ghosts are then filled as after a step.
-  void run_cluster(ClusterKernel<D, Real>& kernel, int steps, int ahead, bool start) {
-    if (equation_.levels == 2) {
-      kernel.launch(fields_.u.get(), fields_.u_next.get(), out_u_.get(), out_u_prev_.get(), steps, ahead, start,
-                    fields_.stream());
-      fields_.fill_ghosts(out_u_.get());
-      fields_.fill_ghosts(out_u_prev_.get());
-    } else {
-      kernel.launch(fields_.u.get(), nullptr, fields_.u_next.get(), nullptr, steps, ahead, false, fields_.stream());
-      fields_.fill_ghosts(fields_.u_next.get());
+  // Steps of the next launch, with `left` steps of the chunk to go.
+  int launch_steps(int left) const { return kernel_->plan().resident ? left : std::min(left, kernel_->plan().k); }
+
+  // The points a launch writes back: the owned box, reaching `ahead` steps of
+  // radius into exchanged halos (the chunk's later launches read them).
+  Box<D> write_box(int ahead) const {
+    const LocalDomain<D>& domain = fields_.domain();
+    Box<D> box = domain.layout.owned_box();
+    for (int a = 0; a < D; ++a) {
+      if (domain.exchanged[a][0]) box.lo[a] -= static_cast<long>(ahead) * problem_.radius;
+      if (domain.exchanged[a][1]) box.hi[a] += static_cast<long>(ahead) * problem_.radius;
     }
+    return box;
   }
-  // The plan's kernels for `steps` steps; the outputs become the fields.
-  void launch_cluster(int steps, int ahead) {
-    run_cluster(*kernel_, steps, ahead, step_ == 0);
+  // The owned points whose dependency cone over `steps` steps reads no
+  // exchanged halo; x ends on 16-byte boundaries, where the kernels load and
+  // store whole packs.
+  Box<D> inner_box(int steps) const {
+    const LocalDomain<D>& domain = fields_.domain();
+    const long reach = static_cast<long>(steps) * problem_.radius;
+    Box<D> box = domain.layout.owned_box();
+    for (int a = 0; a < D; ++a) {
+      if (domain.exchanged[a][0]) box.lo[a] += reach;
+      if (domain.exchanged[a][1]) box.hi[a] -= reach;
+    }
+    constexpr long align = 16 / sizeof(Real);
+    box.lo[0] = (box.lo[0] + align - 1) / align * align;
+    box.hi[0] = std::max(box.lo[0], box.hi[0] / align * align);
+    return box;
+  }
+
+  // One launch of `kernel` writing the window, out of place: the inputs stay
+  // intact for the halos other clusters load. One level: u^{n+steps} into
+  // u_next; two levels: u^{n+steps} and u^{n+steps-1} into the outputs.
+  void launch_outputs(ClusterKernel<D, Real>& kernel, int steps, const Box<D>& window, cudaStream_t stream) {
+    if (equation_.levels == 2)
+      kernel.launch(fields_.u.get(), fields_.u_next.get(), out_u_.get(), out_u_prev_.get(), steps, window, step_ == 0,
+                    stream);
+    else
+      kernel.launch(fields_.u.get(), nullptr, fields_.u_next.get(), nullptr, steps, window, false, stream);
+  }
+  // `steps` steps of `kernel` over the windows on `stream`, after the work
+  // `after` marks (an event, or null), then the outputs' ghosts, as after a step.
+  void run_cluster(ClusterKernel<D, Real>& kernel, int steps, const std::vector<Box<D>>& windows, cudaStream_t stream,
+                   cudaEvent_t after = nullptr) {
+    for (const Box<D>& window : windows)
+      if (!window.empty()) launch_outputs(kernel, steps, window, stream);
+    if (after) HW_CUDA(cudaStreamWaitEvent(stream, after, 0));
+    fields_.fill_ghosts(equation_.levels == 2 ? out_u_.get() : fields_.u_next.get());
+    if (equation_.levels == 2) fields_.fill_ghosts(out_u_prev_.get());
+  }
+  // After a launch: its outputs become the fields.
+  void finish_launch(int steps) {
     if (equation_.levels == 2) {
       std::swap(fields_.u, out_u_);
       std::swap(fields_.u_next, out_u_prev_);
@@ -190,6 +259,13 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   ClusterSettings settings_;
   std::unique_ptr<ClusterKernel<D, Real>> kernel_;
   DeviceBuffer<Real> out_u_, out_u_prev_;
+  // The split chunk: its steps, and those of its first (split) launch.
+  struct {
+    int chunk = 0, steps = 0;
+  } split_;
+  Stream inner_stream_;  // the inner tiles' launches
+  Event inner_ready_, inner_done_;
+  EventSpans inner_spans_{inner_stream_.get()};
 };
 
 }  // namespace

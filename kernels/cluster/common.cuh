@@ -202,7 +202,9 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   template <class Kernel>
   int max_active_clusters(Kernel kernel) {
     cudaLaunchAttribute attribute[1];
-    cudaLaunchConfig_t config = launch_config(attribute, 0, nullptr);
+    Box<D> owned;
+    for (int a = 0; a < D; ++a) owned.hi[a] = geo_.axis[a].n;
+    cudaLaunchConfig_t config = launch_config(attribute, owned, nullptr);
     int clusters = 0;
     if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
       cudaGetLastError();
@@ -218,16 +220,12 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
            false;
   }
 
-  // A streaming launch: whole clusters over the write-back extent (blocks past
+  // A streaming launch: whole clusters over the write-back window (blocks past
   // it have empty tiles); 3D slabs of tile_z planes along z.
-  cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attribute, int ahead, cudaStream_t stream) {
+  cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attribute, const Box<D>& window, cudaStream_t stream) {
     const ClusterPlan& q = geo_.plan;
-    for (int a = 0; a < D; ++a) {
-      ClusterAxis& x = geo_.axis[a];
-      // Exchanged sides: the next launch of the chunk reads ahead*r into the halo.
-      x.out_lo = x.exchanged[0] ? -ahead * radius_ : 0;
-      x.out_hi = x.exchanged[1] ? x.n + ahead * radius_ : x.n;
-    }
+    for (int a = 0; a < D; ++a)
+      geo_.axis[a].out_lo = static_cast<int>(window.lo[a]), geo_.axis[a].out_hi = static_cast<int>(window.hi[a]);
     auto extent = [&](int a) { return geo_.axis[a].out_hi - geo_.axis[a].out_lo; };
     auto blocks = [&](int a, int tile, int cluster) {
       return (extent(a) + cluster * tile - 1) / (cluster * tile) * cluster;

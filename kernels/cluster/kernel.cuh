@@ -24,7 +24,7 @@ struct ClusterAxis {
   bool exchanged[2] = {false, false};  // the halo past this side comes from a neighbour rank
   bool ghosts[2] = {false, false};     // a physical face whose r ghost layers the kernel fills
   FaceRule face[2];
-  int out_lo = 0, out_hi = 0;  // points a launch writes back (reach into an exchanged halo by ahead*r)
+  int out_lo = 0, out_hi = 0;  // points a launch writes back: its window (ClusterKernel::launch)
 
   // The face's boundary point, and whether point c is a Dirichlet face point of
   // this rank (every level holds g there): FaceRule::fixed_point on the axis'
@@ -56,9 +56,12 @@ class ClusterKernel {
   virtual ~ClusterKernel() = default;
   // `steps` (<= plan.k; any number for a resident plan) steps from (u, u_prev)
   // into (out_u, out_u_prev); u_prev is u^{n-1} for an equation second order
-  // in time (v0 when `start`), unused otherwise. `ahead`: steps left in the
-  // chunk after this launch, how far into exchanged halos to write.
-  virtual void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, int ahead,
+  // in time (v0 when `start`), unused otherwise. `window`: the points written
+  // back (local coordinates; the tiles cover it, each loading its own
+  // dependency cone), from the owned box reaching into exchanged halos as far
+  // as the chunk's later launches read, to a part of it (overlap). A resident
+  // plan writes the owned box.
+  virtual void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<D>& window,
                       bool start, cudaStream_t stream) = 0;
 
   const ClusterPlan& plan() const { return geo_.plan; }

@@ -455,8 +455,8 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     return this->co_scheduled(reason);
   }
 
-  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, int ahead, bool start,
-              cudaStream_t stream) override {
+  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<2>& window,
+              bool start, cudaStream_t stream) override {
     cudaLaunchAttribute attribute[1];
     cudaLaunchConfig_t config;
     if (geo_.plan.resident) {
@@ -472,7 +472,7 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
       config.numAttrs = 1;
       for (int a = 0; a < 2; ++a) geo_.axis[a].out_lo = 0, geo_.axis[a].out_hi = geo_.axis[a].n;
     } else {
-      config = this->launch_config(attribute, ahead, stream);
+      config = this->launch_config(attribute, window, stream);
     }
     with_radius(this->radius_, [&]<int R>() {
       if (geo_.plan.resident)

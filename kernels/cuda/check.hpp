@@ -53,4 +53,44 @@ class DeviceBuffer {
   std::size_t size_ = 0;
 };
 
+// The greatest stream priority of the device (cudaDeviceGetStreamPriorityRange:
+// lower numbers run first when work of several streams waits for SMs).
+inline int greatest_stream_priority() {
+  int least = 0, greatest = 0;
+  HW_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  return greatest;
+}
+
+// An owning non-blocking stream (no implicit order with the legacy default stream).
+class Stream {
+ public:
+  explicit Stream(int priority = 0) {
+    HW_CUDA(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority));
+  }
+  ~Stream() {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// An owning event that orders streams (no timing).
+class Event {
+ public:
+  Event() { HW_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  ~Event() {
+    if (event_) cudaEventDestroy(event_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  operator cudaEvent_t() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 }  // namespace heatwave::cuda

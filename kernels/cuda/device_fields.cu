@@ -144,7 +144,10 @@ DeviceFields<D, Real>::DeviceFields(const Problem& problem, const LocalDomain<D>
   domain_.layout.align = Pack<Real>::width;  // rows padded for 16-byte packs
   allocate_poisoned(u);
   allocate_poisoned(u_next);
-  HW_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  // The greatest priority: halo packs and unpacks, and a split chunk's
+  // boundary work, are the critical path; a cluster backend's inner launch
+  // (a stream of its own) fills the SMs around them.
+  HW_CUDA(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest_stream_priority()));
   HW_CUDA(cudaEventCreate(&start_));
   HW_CUDA(cudaEventCreate(&stop_));
 }

@@ -43,7 +43,7 @@ class NcclTransport final : public HaloTransport {
     check_mpi(MPI_Bcast(&root, sizeof root, MPI_BYTE, 0, comm), "MPI_Bcast");
     HW_NCCL(static_cast<ncclResult_t>(root.status), nullptr);
     HW_NCCL(ncclCommInitRank(&comm_, size, root.id, rank), nullptr);
-    HW_CUDA(cudaStreamCreateWithFlags(&halo_, cudaStreamNonBlocking));
+    HW_CUDA(cudaStreamCreateWithPriority(&halo_, cudaStreamNonBlocking, greatest_stream_priority()));
     HW_CUDA(cudaEventCreateWithFlags(&packed_, cudaEventDisableTiming));
     HW_CUDA(cudaEventCreateWithFlags(&moved_, cudaEventDisableTiming));
   }
