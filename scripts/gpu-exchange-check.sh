@@ -7,7 +7,8 @@
 # bitwise with one rank; then heat fp32 in 2D (16384^2) and 3D (512^3) on 1 rank and
 # on 2 ranks sharing the GPU (mpi-host), overlap off and on (auto), three
 # times each, interleaved: GCells/s, phases, and whether all end in one state.
-# Logs, metrics JSON and summary.json to OUT_DIR.
+# Logs, metrics JSON and summary.json to OUT_DIR. HEATWAVE_CHECK_AGREEMENT=0
+# runs the timings only (the "before" build of an A/B).
 #   scripts/gpu-exchange-check.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 build=$(realpath "$1")
@@ -16,7 +17,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 status=0
-for plan in 1,2,32,8,0,3,1 1,2,16,8,4,2,1 2,1,16,8,4,2,1; do
+plans="1,2,32,8,0,3,1 1,2,16,8,4,2,1 2,1,16,8,4,2,1"
+[[ ${HEATWAVE_CHECK_AGREEMENT:-1} == 0 ]] && plans=""
+for plan in $plans; do
   for ranks in 2 3; do
     log="$out/agreement_cluster_${plan//,/-}_$ranks.log"
     HEATWAVE_TEST_BACKEND=cuda-cluster HEATWAVE_TEST_TRANSPORT=mpi-host HEATWAVE_CLUSTER_PLAN=$plan \

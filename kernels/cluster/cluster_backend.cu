@@ -47,7 +47,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
 
   // Overlap without the one-step kernel: the chunk's first launch is split by
   // tiles. The inner window (owned points whose cone over the launch's steps
-  // lies in the owned box) runs on a stream of its own while the halo
+  // lies in the owned box, less whole tiles: inner_box) runs on a stream of its own while the halo
   // exchange packs, moves and unpacks on stream(); the rims of the write box,
   // and the chunk's other launches, follow on stream() once the halos are in.
   // Out of place, the launches read levels that only the unpacks write (in
@@ -209,15 +209,19 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     return box;
   }
   // The owned points whose dependency cone over `steps` steps reads no
-  // exchanged halo; x ends on 16-byte boundaries, where the kernels load and
-  // store whole packs.
+  // exchanged halo, less whole cluster tiles: the rims are then as deep as a
+  // tile (no tile computed for a few points stored) and at least the cone's
+  // steps*r. x ends on 16-byte boundaries, where the kernels load and store whole packs.
   Box<D> inner_box(int steps) const {
     const LocalDomain<D>& domain = fields_.domain();
+    const ClusterPlan& q = kernel_->plan();
     const long reach = static_cast<long>(steps) * problem_.radius;
     Box<D> box = domain.layout.owned_box();
     for (int a = 0; a < D; ++a) {
-      if (domain.exchanged[a][0]) box.lo[a] += reach;
-      if (domain.exchanged[a][1]) box.hi[a] -= reach;
+      const long tile = a == 0 ? q.tile_x * q.cluster_x : a == 1 ? q.tile_y * q.cluster_y : q.tile_z;
+      const long rim = (reach + tile - 1) / tile * tile;
+      if (domain.exchanged[a][0]) box.lo[a] += rim;
+      if (domain.exchanged[a][1]) box.hi[a] -= rim;
     }
     constexpr long align = 16 / sizeof(Real);
     box.lo[0] = (box.lo[0] + align - 1) / align * align;

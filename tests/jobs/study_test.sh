@@ -72,12 +72,25 @@ code=0
   { cat "$work/bad.log"; echo "FAIL: a bad study gave exit $code"; exit 1; }
 timeout 60 mpirun --allow-run-as-root --oversubscribe -n 2 "$pingpong" "$work/pp.json" || { echo "FAIL: heatwave_pingpong"; exit 1; }
 /usr/bin/python3 "$src/jobs/model.py" compare "$work/weak" --pingpong "$work/pp.json" --cores 2 | tee "$work/model.txt"
-/usr/bin/python3 "$src/jobs/model.py" project --rate-2d 4e11 --rate-3d 3.5e11 --intra 3e-6,1.5e11 --inter "$work/pp.json" \
-  --out "$work/projection" >/dev/null
-/usr/bin/python3 - "$work" <<'PY'
-import json, sys
+/usr/bin/python3 "$src/jobs/model.py" project --rate-2d 4e11 --rate-3d 3.5e11 --cluster-rate-2d 9.9e11 \
+  --cluster-rate-3d 3.3e11 --intra 3e-6,1.5e11 --inter "$work/pp.json" --out "$work/projection" >/dev/null
+/usr/bin/python3 - "$work" "$src/jobs" <<'PY'
+import json, math, sys
 from pathlib import Path
 work = Path(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+import model
+# A chunk by hand: 1000^2 on 2 ranks (500 x 1000 each, x split), 1e9 cells/s, radius 1, 4 B, 10 us + 1 GB/s.
+# k 4: a 16000 B message each way, 26 us, 2 per chunk; no overlap: 5e-4 s compute and 13 us exchange a step.
+link = model.Link.from_text("1e-5,1e9")
+c, e = model.step_time([1000, 1000], 2, 1e9, 1, 4, link, model.Plan("", 4, False))
+assert math.isclose(c, 5e-4) and math.isclose(e, 1.3e-5), (c, e)
+# Overlapped, rims 10 deep: inner (5e5 - 2e4 cells) x 4 / 1e9 = 1.92 ms hides the 52 us exchange; rims 80 us.
+c, e = model.step_time([1000, 1000], 2, 1e9, 1, 4, link, model.Plan("", 4, True, 10))
+assert math.isclose(c, 5e-4) and e == 0, (c, e)
+# An exchange longer than the inner part shows by the difference: 100 us + 16 us, twice, against 1.92 ms less.
+c, e = model.step_time([1000, 1000], 2, 1e9, 1, 4, model.Link.from_text("1.1e-3,1e9"), model.Plan("", 4, True, 10))
+assert math.isclose(e, (2 * (1.1e-3 + 1.6e-5) - 1.92e-3) / 4), e
 pp = json.loads((work / "pp.json").read_text())
 sizes = [m["bytes"] for m in pp["messages"]]
 assert sizes[0] == 8 and sizes[-1] == 8 << 20 and all(m["one_way_seconds"] > 0 for m in pp["messages"])
@@ -85,7 +98,8 @@ assert pp["latency_seconds"] > 0 and pp["bandwidth_bytes_per_second"] > 1e6, pp
 rows = [l.split("|")[1:-1] for l in (work / "model.txt").read_text().splitlines()[2:]]
 assert [int(r[0]) for r in rows] == [1, 2, 4] and rows[0][5].strip() == "100%", rows
 proj = (work / "projection" / "projection.md").read_text().splitlines()
-assert sum(l.startswith("| 1024 |") for l in proj) == 1 and (work / "projection" / "projection.png").stat().st_size > 5000
-print("ping-pong", len(sizes), "sizes; model compare 3 rows; projection to 1024 ranks")
+assert sum(l.startswith("| 1024 |") for l in proj) == 2 and (work / "projection" / "projection.png").stat().st_size > 5000
+assert any(l.startswith("cuda-cluster (rates per GPU: 2D 9.9e+11") for l in proj), proj
+print("ping-pong", len(sizes), "sizes; model: step times by hand, compare 3 rows, projection to 1024 ranks (cuda, cuda-cluster)")
 PY
 echo "PASS"
