@@ -142,14 +142,14 @@ template <int D, class Real>
 DeviceFields<D, Real>::DeviceFields(const Problem& problem, const LocalDomain<D>& domain)
     : problem_(problem), domain_(domain) {
   domain_.layout.align = Pack<Real>::width;  // rows padded for 16-byte packs
-  allocate_poisoned(u);
-  allocate_poisoned(u_next);
   // The greatest priority: halo packs and unpacks, and a split chunk's
   // boundary work, are the critical path; a cluster backend's inner launch
   // (a stream of its own) fills the SMs around them.
   HW_CUDA(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest_stream_priority()));
   HW_CUDA(cudaEventCreate(&start_));
   HW_CUDA(cudaEventCreate(&stop_));
+  allocate_poisoned(u);
+  allocate_poisoned(u_next);
 }
 
 template <int D, class Real>
@@ -163,7 +163,10 @@ template <int D, class Real>
 void DeviceFields<D, Real>::allocate_poisoned(DeviceBuffer<Real>& field) const {
   const std::size_t n = domain_.layout.storage_size();
   field.allocate(n);
-  HW_CUDA(cudaMemset(field.get(), 0xff, n * sizeof(Real)));
+  // On the fields' stream: a non-blocking stream is not ordered after the
+  // legacy default stream, so a plain cudaMemset could land after the
+  // initial values (it did, at random, once the stream ran at high priority).
+  HW_CUDA(cudaMemsetAsync(field.get(), 0xff, n * sizeof(Real), stream_));
 }
 
 template <int D, class Real>
