@@ -46,13 +46,13 @@ struct LaplacianWeights {
   }
 
   // One axis' second difference from the centre value and the R values on
-  // each side: w_0 c + sum_j w_j (minus_j + plus_j). Backends that keep some
+  // each side: w_0 c + sum_j w_j (minus_j + plus_j), each term fused into the sum. Backends that keep some
   // neighbours in registers call this directly; the order of operations is
   // fixed here, so every backend rounds the same way.
   HW_HD Real along(int a, Real centre, const Real (&minus)[R + 1], const Real (&plus)[R + 1]) const {
     Real axis = w[a][0] * centre;
     HW_UNROLL
-    for (int j = 1; j <= R; ++j) axis += w[a][j] * (minus[j] + plus[j]);
+    for (int j = 1; j <= R; ++j) axis = fused(w[a][j], minus[j] + plus[j], axis);
     return axis;
   }
 

@@ -34,8 +34,10 @@ struct DampedWave : Wave {
               static_cast<Real>(c * c * dt * dt / (1 + d)), static_cast<Real>(dt - d * dt),
               static_cast<Real>(0.5 * c * c * dt * dt)};
     }
-    HW_HD Real step(Real u, Real u_prev, Real lap) const { return two_u * u - prev * u_prev + lap_weight * lap; }
-    HW_HD Real start(Real u, Real v0, Real lap) const { return u + start_v0 * v0 + half_c2dt2 * lap; }
+    HW_HD Real step(Real u, Real u_prev, Real lap) const {
+      return fused(lap_weight, lap, fused(two_u, u, -prev * u_prev));
+    }
+    HW_HD Real start(Real u, Real v0, Real lap) const { return fused(half_c2dt2, lap, fused(start_v0, v0, u)); }
   };
 
   // A mode of eigenvalue S obeys u^{n+1} = (a + e S) u^n - b u^{n-1} (a, b, e

@@ -30,7 +30,7 @@ struct Heat {
   struct Update {
     Real alpha_dt;
     static Update make(const Coefficients& k, double dt) { return {static_cast<Real>(k.get("alpha") * dt)}; }
-    HW_HD Real step(Real u, Real /*u_prev*/, Real lap) const { return u + alpha_dt * lap; }
+    HW_HD Real step(Real u, Real /*u_prev*/, Real lap) const { return fused(alpha_dt, lap, u); }
     HW_HD Real start(Real u, Real u_prev, Real lap) const { return step(u, u_prev, lap); }
   };
 

@@ -44,8 +44,8 @@ struct Wave {
       return {static_cast<Real>(c * c * dt * dt), static_cast<Real>(0.5 * c * c * dt * dt),
               static_cast<Real>(start_velocity_scale * dt)};
     }
-    HW_HD Real step(Real u, Real u_prev, Real lap) const { return Real(2) * u - u_prev + c2dt2 * lap; }
-    HW_HD Real start(Real u, Real v0, Real lap) const { return u + dt * v0 + half_c2dt2 * lap; }
+    HW_HD Real step(Real u, Real u_prev, Real lap) const { return fused(c2dt2, lap, Real(2) * u - u_prev); }
+    HW_HD Real start(Real u, Real v0, Real lap) const { return fused(half_c2dt2, lap, fused(dt, v0, u)); }
   };
 
   // With v0 = 0 a mode of eigenvalue S goes as cos(n*theta), cos(theta) =
