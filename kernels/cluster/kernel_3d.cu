@@ -205,6 +205,14 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     else
       __syncthreads();
     load_plane(i + in_flight);  // lands while the next in_flight iterations compute
+    // Ring slots of the upper levels: plane qq's is qq mod S. Every plane an
+    // iteration touches is i plus a constant once the levels unroll, so one
+    // modulo an iteration serves them all (a modulo by 3 or 5 is ~5 instructions).
+    const int i_ring = i % S;
+    auto ring_slot = [&](int qq) {
+      const int slot = i_ring + ((qq - i) % S + S) % S;
+      return slot >= S ? slot - S : slot;
+    };
 
     // x and y ghosts of the planes levels 1..Steps-1 made in the last
     // iteration, where a physical face is within reach (the next level reads
@@ -213,7 +221,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
       for (int t = 1; t < Steps; ++t) {
         const int q = i - 1 - t * R, left = (Steps - t) * R;
         if (i - 1 < first[t] || i - 1 >= last[t]) continue;
-        fill_ghosts_2d<R>(upper + ((t - 1) * S + q % S) * PS, ax, ay, plane_tile, x0 - (peer_x0 ? 0 : left),
+        fill_ghosts_2d<R>(upper + ((t - 1) * S + ring_slot(q)) * PS, ax, ay, plane_tile, x0 - (peer_x0 ? 0 : left),
                           x0 + TX + (peer_x1 ? 0 : left), y0 - (peer_y0 ? 0 : left), y0 + TY + (peer_y1 ? 0 : left));
       }
       __syncthreads();
@@ -227,7 +235,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
       for (int t = 2; t <= Steps; ++t) {
         if (i < first[t] || i >= last[t]) continue;
         const int q = i - t * R;
-        Real* u = upper + ((t - 2) * S + q % S) * PS;
+        Real* u = upper + ((t - 2) * S + ring_slot(q)) * PS;
         int cx0, cx1, cy0, cy1;
         region((Steps - t) * R, cx0, cx1, cy0, cy1);  // where level t reads neighbours
         for (int side = 0; side < 2; ++side) {
@@ -261,7 +269,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
         // Level t-1's planes p-r..p+r at (x, y), from its ring; z ghost
         // planes (never computed) mirror the planes they reflect.
         auto plane_of = [&](int level, int qq) {  // plane zs + qq of a level
-          return level == 0 ? level0 + (qq & (S0 - 1)) * PS : upper + ((level - 1) * S + qq % S) * PS;
+          return level == 0 ? level0 + (qq & (S0 - 1)) * PS : upper + ((level - 1) * S + ring_slot(qq)) * PS;
         };
         Vec column[2 * R + 1];
 #pragma unroll
