@@ -64,6 +64,24 @@ for tool in memcheck racecheck synccheck; do
     done
   done
 done
+# Two ranks sharing the GPU (mpi-host), cuda-cluster with a small plan: the
+# split chunk (inner tiles on their own stream while the halos move, the
+# rims after) and chunks of several launches, under memcheck and racecheck.
+for tool in memcheck racecheck; do
+  for name in heat2d wave3d; do
+    { cat "bench/sanitize/$name.yaml"; echo "parallel: {halo_transport: mpi-host}"; } >"/tmp/sanitize-mpi-$name.yaml"
+    log_file="$out/sanitize-$tool-$name-2ranks.log"
+    if mpirun --oversubscribe -n 2 env HEATWAVE_CLUSTER_PLAN=1,2,16,8,4,2,1 compute-sanitizer --tool "$tool" \
+         --error-exitcode 99 build-gpu/heatwave run "/tmp/sanitize-mpi-$name.yaml" --backend cuda-cluster \
+         >"$log_file" 2>&1 && grep -q "overlapped with the k steps" "$log_file"; then
+      echo "$tool $name cuda-cluster on 2 ranks, split chunks: clean" | tee -a "$out/summary.txt"
+    else
+      echo "$tool $name cuda-cluster on 2 ranks: FAILED (see $(basename "$log_file"))" | tee -a "$out/summary.txt"
+      tail -20 "$log_file"
+      status=1
+    fi
+  done
+done
 mkdir -p "$out/logs" && mv "$out"/sanitize-*.log "$out/logs/" 2>/dev/null
 fi
 
