@@ -52,7 +52,8 @@ class Backend {
   // "cluster 1x1, tile 112x88, k 8, 8 thread rows").
   virtual std::string plan() const { return {}; }
   // Steps between halo exchanges this backend runs best with, for
-  // parallel.exchange_every: auto (a temporal-blocking backend: its k).
+  // parallel.exchange_every: auto (a temporal-blocking backend: its k; a
+  // GPU backend: deep halos that pay an exchange's fixed cost once for k steps).
   virtual int preferred_exchange_every() const { return 1; }
   // Fill the fields from the problem's initial conditions, where they live.
   virtual void initialize() = 0;
