@@ -101,52 +101,55 @@ void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>
 
 }  // namespace
 
+bool gpu_backend_runs(const RunSettings& run) {
+  if (run.backend == BackendKind::host) return false;
+#ifdef HEATWAVE_HAVE_CUDA
+  return run.backend || !cuda::devices().empty();
+#else
+  return run.backend.has_value();  // make_backend refuses it, naming the key
+#endif
+}
+
 template <int D, class Real>
 ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, const LocalDomain<D>& domain,
                                     MPI_Comm comm) {
   int ranks = 1;
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   const std::optional<BackendKind>& asked = run.backend;
-  if (asked == BackendKind::host) {
+  if (!gpu_backend_runs(run)) {
     check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, comm);
-    return {make_host_backend<D, Real>(p, domain), "requested in the config",
-            choose_transport(p, run, BackendKind::host, false, ranks)};
+#ifdef HEATWAVE_HAVE_CUDA
+    const char* reason = asked ? "requested in the config" : "auto: no CUDA device visible";
+#else
+    const char* reason = asked ? "requested in the config" : "auto: this build has no CUDA backend";
+#endif
+    return {make_host_backend<D, Real>(p, domain), reason, choose_transport(p, run, BackendKind::host, false, ranks)};
   }
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
-  if (asked || !gpus.empty()) {
-    const BackendKind kind = asked.value_or(BackendKind::cuda);
-    if (gpus.empty())
-      throw Error(ExitCode::cuda_error,
-                  p.source + ": 'backend' = '" + to_string(kind) + "' but no CUDA device is visible");
-    const auto [local_rank, local_ranks] = node_local_rank(comm);
-    // All ranks agree whether each has a GPU of its own (NCCL needs it): nodes may differ.
-    int shared = local_ranks > static_cast<int>(gpus.size()) ? 1 : 0;
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-    const HaloTransportKind transport = choose_transport(p, run, kind, shared == 0, ranks);
-    const cuda::DeviceInfo device = cuda::select_device(local_rank);
-    std::string reason = (asked ? "requested: " : "auto: ") + device.name + " (device " + std::to_string(device.index) +
-                         ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
-    const int sharing = (local_ranks + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size());
-    check_memory(p, run, domain, local_ranks, GpuShare{device.index, sharing}, comm);
-    if (kind == BackendKind::cuda_cluster) {
-      std::string why;
-      if (auto cluster = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster, why))
-        return {std::move(cluster), reason + "; " + why, transport};
-      spdlog::warn("backend cuda-cluster: {}", why);
-      reason += "; falling back to the cuda backend: " + why;
-    }
-    return {cuda::make_cuda_backend<D, Real>(p, domain), reason, transport};
+  const BackendKind kind = asked.value_or(BackendKind::cuda);
+  if (gpus.empty())
+    throw Error(ExitCode::cuda_error,
+                p.source + ": 'backend' = '" + to_string(kind) + "' but no CUDA device is visible");
+  const auto [local_rank, local_ranks] = node_local_rank(comm);
+  // All ranks agree whether each has a GPU of its own (NCCL needs it): nodes may differ.
+  int shared = local_ranks > static_cast<int>(gpus.size()) ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  const HaloTransportKind transport = choose_transport(p, run, kind, shared == 0, ranks);
+  const cuda::DeviceInfo device = cuda::select_device(local_rank);
+  std::string reason = (asked ? "requested: " : "auto: ") + device.name + " (device " + std::to_string(device.index) +
+                       ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
+  const int sharing = (local_ranks + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size());
+  check_memory(p, run, domain, local_ranks, GpuShare{device.index, sharing}, comm);
+  if (kind == BackendKind::cuda_cluster) {
+    std::string why;
+    if (auto cluster = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster, why))
+      return {std::move(cluster), reason + "; " + why, transport};
+    spdlog::warn("backend cuda-cluster: {}", why);
+    reason += "; falling back to the cuda backend: " + why;
   }
-  check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, comm);
-  return {make_host_backend<D, Real>(p, domain), "auto: no CUDA device visible",
-          choose_transport(p, run, BackendKind::host, false, ranks)};
+  return {cuda::make_cuda_backend<D, Real>(p, domain), reason, transport};
 #else
-  if (!asked) {
-    check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, comm);
-    return {make_host_backend<D, Real>(p, domain), "auto: this build has no CUDA backend",
-            choose_transport(p, run, BackendKind::host, false, ranks)};
-  }
   throw Error(ExitCode::invalid_value, p.source + ": 'backend' = '" + to_string(*asked) +
                                            "' is not available in this build (heatwave info lists the backends)");
 #endif

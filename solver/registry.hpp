@@ -21,6 +21,10 @@ struct ChosenBackend {
   HaloTransportKind transport;  // how its halos move between ranks
 };
 
+// Whether make_backend builds a GPU backend for these settings (cuda or
+// cuda-cluster asked, or auto with a CUDA device visible).
+bool gpu_backend_runs(const RunSettings& run);
+
 // Collective over `comm` (ranks agree on the transport). Throws Error naming
 // the config key where the request cannot be met (no device, no such build).
 template <int D, class Real>

@@ -17,23 +17,24 @@ namespace {
 
 // parallel.exchange_every: the config's number, or for auto the backend's
 // preferred depth (Backend::preferred_exchange_every). The host backend takes
-// 1: its messages cost microseconds. A GPU backend is asked through a probe
-// of it on the run's decomposition: cuda-cluster's plan k (an autotune is
-// cached, so the run's own backend finds the same plan), the cuda backend's
-// deep-halo depth. k is capped by the thinnest box (k*r halo points must fit)
-// and agreed by all ranks.
+// 1, without building anything: its messages cost microseconds. A GPU backend
+// is asked through a probe of it on the run's decomposition: cuda-cluster's
+// plan k (an autotune is cached, so the run's own backend finds the same
+// plan), or the cuda backend's deep-halo depth (also where cuda-cluster falls
+// back to it). k is capped by the thinnest box (k*r halo points must fit) and
+// agreed by all ranks.
 template <int D, class Real>
 ExchangeChoice choose_exchange_every(const Problem& p, const RunSettings& run, MPI_Comm comm) {
   if (run.parallel.exchange_every) return {*run.parallel.exchange_every, "parallel.exchange_every"};
   int ranks = 1;
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   if (ranks == 1) return {1, "auto: one rank exchanges no halos"};
-  if (run.backend == BackendKind::host)
+  if (!gpu_backend_runs(run))
     return {1, "auto: the host backend's messages cost microseconds, deeper halos would only add redundant work"};
   const Decomposition probe(p, run.parallel, p.radius, comm);
   const LocalDomain<D> domain = probe.template local_domain<D>();
   int k = 1;
-  BackendKind kind = BackendKind::host;
+  BackendKind kind = BackendKind::cuda;
   std::string plan;
   {
     const ChosenBackend<D, Real> chosen = make_backend<D, Real>(p, run, domain, probe.comm());
@@ -43,16 +44,10 @@ ExchangeChoice choose_exchange_every(const Problem& p, const RunSettings& run, M
     if (probe.dims()[a] > 1) k = static_cast<int>(std::min<long>(k, p.points[a] / probe.dims()[a] / p.radius));
   k = std::max(k, 1);
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  switch (kind) {
-    case BackendKind::cuda_cluster:
-      return {k, "auto: the cuda-cluster plan's k (" + plan + ")"};
-    case BackendKind::cuda:
-      return {k,
-              "auto: the cuda backend's deep halos (a GPU exchange costs launches and a message latency "
-              "whatever its size, paid once every k steps)"};
-    default:
-      return {k, "auto: the host backend's messages cost microseconds, deeper halos would only add redundant work"};
-  }
+  if (kind == BackendKind::cuda_cluster) return {k, "auto: the cuda-cluster plan's k (" + plan + ")"};
+  return {k,
+          "auto: the cuda backend's deep halos (a GPU exchange costs launches and a message latency whatever its "
+          "size, paid once every k steps)"};
 }
 
 // Halo depth: exchange_every steps of the stencil radius, never more steps than the run has.
