@@ -18,7 +18,7 @@
 //     (e) cluster barrier: publishes the new level to the peers, and keeps a
 //         block from overwriting rows a peer still copies.
 //   store  the tile (two levels: both), out of place.
-// The stencil is LaplacianWeights::along in axis order and the update the
+// The stencil is LaplacianWeights::start, then add in axis order, and the update the
 // equation's, as in the baseline kernel: results are bitwise equal to the cuda
 // and host backends. Each thread walks down a strip of its pack column,
 // keeping the 2r+1 packs along y in registers; x neighbours come from shared
@@ -147,10 +147,10 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
         minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
         plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
       }
-      Real lap_value = lap.along(0, centre, minus, plus);
+      Real lap_value = lap.add(0, lap.start(centre), minus, plus);
 #pragma unroll
       for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
-      lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
+      lap_value = lap.add(1, lap_value, minus, plus);
       if constexpr (Eq::levels == 1)
         result.v[v] = up.step(centre, centre, lap_value);
       else if constexpr (Starting)

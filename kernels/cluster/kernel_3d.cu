@@ -1,7 +1,7 @@
 // cuda-cluster, 3D. Temporal blocking along z over thread-block clusters
 // that tile x-y, halos between the blocks of a cluster through distributed
 // shared memory (DSMEM); the pipeline is described at the kernel. The stencil
-// is LaplacianWeights::along in axis order and the update the equation's:
+// is LaplacianWeights::start, then add in axis order, and the update the equation's:
 // bitwise equal to the cuda and host backends.
 #include <array>
 #include <utility>
@@ -132,6 +132,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     region((Steps - t) * R, cx0, cx1, cy0, cy1);
     if (x + V > cx0 && x < cx1 && y >= cy0 && y < cy1) computes |= 1u << t;
   }
+  computes = opaque(computes);  // one register, not the region tests again at every level
   // Lanes on a Dirichlet x or y face keep g at every level (y before x at
   // edges, as fill_ghosts orders them).
   unsigned face_lanes = 0;
@@ -195,6 +196,14 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     first[t] = max(z0 - left, az.core_lo) - zs + t * R, last[t] = min(z1 + left, az.core_hi) - zs + t * R;
   }
   const int out_first = max(z0, az.upd_lo) - zs + reach, out_last = min(z1, az.upd_hi) - zs + reach;
+  // Steady iterations: every level within its [first, last), level Steps
+  // within the write-back's, and every level's plane p = zs + i - t*r at
+  // least r from a z face with ghosts (no mirrored column, no Dirichlet plane).
+  int steady_first = out_first, steady_last = out_last;
+#pragma unroll
+  for (int t = 1; t <= Steps; ++t) steady_first = max(steady_first, first[t]), steady_last = min(steady_last, last[t]);
+  if (az.ghosts[0]) steady_first = max(steady_first, R - zs + reach);           // level Steps' plane >= r
+  if (az.ghosts[1]) steady_last = min(steady_last, az.n - 1 - R - zs + R + 1);  // level 1's plane <= n-1-r
 
 #pragma unroll
   for (int i = 0; i < in_flight; ++i) load_plane(i);
@@ -261,86 +270,99 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
       __syncthreads();
     }
 
+    // The levels' packs of this iteration. Steady (a block-uniform template
+    // argument): every level computes a plane of its slab that is neither a
+    // z ghost's source nor a z face, and level Steps writes back; the tests
+    // for the pipeline's fill and drain and for z faces are then left out
+    // (most iterations of a slab: the per-level setup weighs as much as the
+    // stencil, "3D: what bounds it" in docs/performance.md).
+    auto levels = [&]<bool Steady>() {
 #pragma unroll
-    for (int t = 1; t <= Steps; ++t) {
-      const int q = i - t * R, p = zs + q;
-      if (i >= first[t] && i < last[t] && (computes >> t & 1)) {
-        Vec result;
-        // Level t-1's planes p-r..p+r at (x, y), from its ring; z ghost
-        // planes (never computed) mirror the planes they reflect.
-        auto plane_of = [&](int level, int qq) {  // plane zs + qq of a level
-          return level == 0 ? level0 + (qq & (S0 - 1)) * PS : upper + ((level - 1) * S + ring_slot(qq)) * PS;
-        };
-        Vec column[2 * R + 1];
+      for (int t = 1; t <= Steps; ++t) {
+        const int q = i - t * R, p = zs + q;
+        if ((Steady || (i >= first[t] && i < last[t])) && (computes >> t & 1)) {
+          Vec result;
+          // Level t-1's planes p-r..p+r at (x, y), from its ring; z ghost
+          // planes (never computed) mirror the planes they reflect.
+          auto plane_of = [&](int level, int qq) {  // plane zs + qq of a level
+            return level == 0 ? level0 + (qq & (S0 - 1)) * PS : upper + ((level - 1) * S + ring_slot(qq)) * PS;
+          };
+          Vec column[2 * R + 1];
 #pragma unroll
-        for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(plane_of(t - 1, q - R + j) + own);
-        if (t >= 2 && ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R)))
-          mirror_z_ghosts<R>(column, az, p);
-        const Real* c = plane_of(t - 1, q) + own;
-        const Vec& mid = column[R];
-        Real left_x[R + 1], right_x[R + 1];
-        Vec below[R + 1], above[R + 1];
-#pragma unroll
-        for (int j = 1; j <= R; ++j) {
-          left_x[j] = c[-j], right_x[j] = c[V - 1 + j];
-          below[j] = load_pack(c - j * W), above[j] = load_pack(c + j * W);
-        }
-        if constexpr (two_levels)
-          result =
-              load_pack((t == 1 ? prev0 + (q & (S0 - 1)) * PS : plane_of(t >= 2 ? t - 2 : 0, q)) + own);  // u^{m-1}
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const Real centre = mid.v[v];
-          Real minus[R + 1], plus[R + 1];
+          for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(plane_of(t - 1, q - R + j) + own);
+          if (!Steady && t >= 2 && ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R)))
+            mirror_z_ghosts<R>(column, az, p);
+          const Real* c = plane_of(t - 1, q) + own;
+          const Vec& mid = column[R];
+          Real left_x[R + 1], right_x[R + 1];
+          Vec below[R + 1], above[R + 1];
 #pragma unroll
           for (int j = 1; j <= R; ++j) {
-            minus[j] = v - j >= 0 ? mid.v[v - j] : left_x[j - v];
-            plus[j] = v + j < V ? mid.v[v + j] : right_x[v + j - V + 1];
+            left_x[j] = c[-j], right_x[j] = c[V - 1 + j];
+            below[j] = load_pack(c - j * W), above[j] = load_pack(c + j * W);
           }
-          Real lap_value = lap.along(0, centre, minus, plus);
+          if constexpr (two_levels)
+            result =
+                load_pack((t == 1 ? prev0 + (q & (S0 - 1)) * PS : plane_of(t >= 2 ? t - 2 : 0, q)) + own);  // u^{m-1}
 #pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = below[j].v[v], plus[j] = above[j].v[v];
-          lap_value = lap.add_axis(1, lap_value, lap.along(1, centre, minus, plus));
+          for (int v = 0; v < V; ++v) {
+            const Real centre = mid.v[v];
+            Real minus[R + 1], plus[R + 1];
 #pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
-          lap_value = lap.add_axis(2, lap_value, lap.along(2, centre, minus, plus));
-          if constexpr (!two_levels)
-            result.v[v] = up.step(centre, centre, lap_value);
-          else
-            result.v[v] =
-                start && t == 1 ? up.start(centre, result.v[v], lap_value) : up.step(centre, result.v[v], lap_value);
-        }
-        // Dirichlet face points keep g, z faces first (rare: a branch, not a
-        // select a point). ClusterAxis::fixed spelled out here and in the face
-        // lanes above, p tested first: asking it per level cost 12% at 512^3
-        // on the H100, its inlined form in the lanes 1-2%.
-        const int z_side = p == 0 ? 0 : 1;
-        if ((p == 0 || p == az.n - 1) && az.ghosts[z_side] && az.face[z_side].type == BoundaryType::dirichlet) {
+            for (int j = 1; j <= R; ++j) {
+              minus[j] = v - j >= 0 ? mid.v[v - j] : left_x[j - v];
+              plus[j] = v + j < V ? mid.v[v + j] : right_x[v + j - V + 1];
+            }
+            Real lap_value = lap.add(0, lap.start(centre), minus, plus);
 #pragma unroll
-          for (int v = 0; v < V; ++v) result.v[v] = static_cast<Real>(az.face[z_side].value);
-        } else if (face_lanes) {
+            for (int j = 1; j <= R; ++j) minus[j] = below[j].v[v], plus[j] = above[j].v[v];
+            lap_value = lap.add(1, lap_value, minus, plus);
 #pragma unroll
-          for (int v = 0; v < V; ++v)
-            if (face_lanes >> v & 1) result.v[v] = face_value.v[v];
-        }
-        if (t < Steps) {
-          store_pack(plane_of(t, q) + own, result);
-        } else if (writes && i >= out_first && i < out_last) {
-          const long out = out_column + p * geo.stride[2];
-          if (whole_x) {
-            store_pack(out_u + out, result);
-            if constexpr (two_levels) store_pack(out_u_prev + out, mid);  // the new u^{n-1}: level Steps-1 at p
-          } else {
+            for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+            lap_value = lap.add(2, lap_value, minus, plus);
+            if constexpr (!two_levels)
+              result.v[v] = up.step(centre, centre, lap_value);
+            else
+              result.v[v] =
+                  start && t == 1 ? up.start(centre, result.v[v], lap_value) : up.step(centre, result.v[v], lap_value);
+          }
+          // Dirichlet face points keep g, z faces first (rare: a branch, not a
+          // select a point). ClusterAxis::fixed spelled out here and in the face
+          // lanes above, p tested first: asking it per level cost 12% at 512^3
+          // on the H100, its inlined form in the lanes 1-2%.
+          const int z_side = p == 0 ? 0 : 1;
+          if (!Steady && (p == 0 || p == az.n - 1) && az.ghosts[z_side] &&
+              az.face[z_side].type == BoundaryType::dirichlet) {
 #pragma unroll
-            for (int v = 0; v < V; ++v) {
-              if (x + v < wx0 || x + v >= wx1) continue;
-              out_u[out + v] = result.v[v];
-              if constexpr (two_levels) out_u_prev[out + v] = mid.v[v];
+            for (int v = 0; v < V; ++v) result.v[v] = static_cast<Real>(az.face[z_side].value);
+          } else if (face_lanes) {
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+              if (face_lanes >> v & 1) result.v[v] = face_value.v[v];
+          }
+          if (t < Steps) {
+            store_shared_pack(plane_of(t, q) + own, result);
+          } else if (writes && (Steady || (i >= out_first && i < out_last))) {
+            const long out = out_column + p * geo.stride[2];
+            if (whole_x) {
+              store_pack(out_u + out, result);
+              if constexpr (two_levels) store_pack(out_u_prev + out, mid);  // the new u^{n-1}: level Steps-1 at p
+            } else {
+#pragma unroll
+              for (int v = 0; v < V; ++v) {
+                if (x + v < wx0 || x + v >= wx1) continue;
+                out_u[out + v] = result.v[v];
+                if constexpr (two_levels) out_u_prev[out + v] = mid.v[v];
+              }
             }
           }
         }
       }
-    }
+    };
+    if (i >= steady_first && i < steady_last)
+      levels.template operator()<true>();
+    else
+      levels.template operator()<false>();
   }
   if constexpr (Clustered) cluster.sync();  // peers may still read this block's rings
 }

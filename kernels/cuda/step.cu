@@ -54,7 +54,7 @@ LaunchShape launch_shape(int levels) {
 // needs so that P loads are in flight while it computes (u^{n-1}, read by an
 // equation second order in time, likewise). y rows in 3D are packs too; the R
 // x neighbours past each end of the pack come from L1. The stencil is
-// LaplacianWeights::along, point by point, in axis order: the same rounding
+// LaplacianWeights::start and add, point by point, in axis order: the same rounding
 // as the host. Start: the first step of an equation second order in time.
 template <int D, int R, int P, class Real, class Eq, bool Start>
 __global__ void __launch_bounds__(256)
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const Real centre = win[R].v[v];
-      Real lap_value = 0;
+      Real lap_value = lap.start(centre);
 #pragma unroll
       for (int a = 0; a < D; ++a) {
         Real minus[R + 1], plus[R + 1];
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(256)
             minus[j] = rows_minus[j].v[v], plus[j] = rows_plus[j].v[v];
           }
         }
-        lap_value = lap.add_axis(a, lap_value, lap.along(a, centre, minus, plus));
+        lap_value = lap.add(a, lap_value, minus, plus);
       }
       if constexpr (!reads_previous)
         result.v[v] = up.step(centre, centre, lap_value);
