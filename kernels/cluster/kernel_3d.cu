@@ -85,9 +85,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   // in_flight: level-0 planes in flight; the ring also holds the 2r+1 level 1 reads.
   constexpr int S0 = level0_planes_3d(), S = upper_planes_3d(R), in_flight = S0 - 2 * R - 1;
   const int W = geo.width, PS = geo.plane;
+  // Shared memory: level 0's ring of S0 planes, u^{n-1}'s (two levels), then
+  // S planes a level t >= 1 (planes (t-1)S .. tS-1 of `upper`).
   Real* const level0 = reinterpret_cast<Real*>(cluster_shared) + V;
-  Real* const prev0 = level0 + S0 * PS;                         // two levels: u^{n-1}
-  Real* const upper = level0 + (two_levels ? 2 : 1) * S0 * PS;  // level t >= 1: planes (t-1)S .. tS-1
+  Real* const upper = level0 + (two_levels ? 2 : 1) * S0 * PS;
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
   const ClusterAxis& az = geo.axis[2];
@@ -99,6 +100,12 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   const SharedPlane plane_tile{W, xbase, ybase};  // a plane of a level's ring
   const int x = xbase + static_cast<int>(threadIdx.x) * V, y = ybase + static_cast<int>(threadIdx.y);
   const int own = plane_tile.at(x, y);  // the thread's pack in a shared plane
+  // The thread's pack in level 0's slot 0, as a shared address the compiler
+  // must keep: it would otherwise recompute it (and the block's shared
+  // window) at every level. Its planes are plane strides PS from it.
+  Real* const mine = static_cast<Real*>(
+      __cvta_shared_to_generic(opaque(static_cast<unsigned>(__cvta_generic_to_shared(level0 + own)))));
+  const int upper_slots = (two_levels ? 2 : 1) * S0 * PS;  // level 1's slot 0, from level 0's
   // The cluster: CX x CY blocks over x-y (rank x-major). A side of the tile
   // is served by a peer where the cluster goes on and the peer's tile holds
   // core points: there every level computes the tile only, and the r columns
@@ -167,17 +174,17 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     int gz;
     if (loads && i < iterations && source_coordinate(az, zs + i, gz)) {
       const long offset = row + (gz + geo.halo) * geo.stride[2];
-      const int slot = (i & (S0 - 1)) * PS + own;
+      Real* const to = mine + (i & (S0 - 1)) * PS;  // u^{n-1}'s: S0 planes on
       if (load_whole) {
-        load_async_pack(level0 + slot, u + offset + x);
-        if constexpr (two_levels) load_async_pack(prev0 + slot, u_prev + offset + x);
+        load_async_pack(to, u + offset + x);
+        if constexpr (two_levels) load_async_pack(to + S0 * PS, u_prev + offset + x);
       } else {
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           int gx;
           if (x + v < lx0 || x + v >= lx1 || !source_coordinate(ax, x + v, gx)) continue;
-          load_async(level0 + slot + v, u + offset + gx);
-          if constexpr (two_levels) load_async(prev0 + slot + v, u_prev + offset + gx);
+          load_async(to + v, u + offset + gx);
+          if constexpr (two_levels) load_async(to + S0 * PS + v, u_prev + offset + gx);
         }
       }
     }
@@ -284,15 +291,15 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           Vec result;
           // Level t-1's planes p-r..p+r at (x, y), from its ring; z ghost
           // planes (never computed) mirror the planes they reflect.
-          auto plane_of = [&](int level, int qq) {  // plane zs + qq of a level
-            return level == 0 ? level0 + (qq & (S0 - 1)) * PS : upper + ((level - 1) * S + ring_slot(qq)) * PS;
+          auto own_pack = [&](int level, int qq) {  // the thread's pack of plane zs + qq of a level
+            return mine + (level == 0 ? (qq & (S0 - 1)) * PS : upper_slots + ((level - 1) * S + ring_slot(qq)) * PS);
           };
           Vec column[2 * R + 1];
 #pragma unroll
-          for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(plane_of(t - 1, q - R + j) + own);
+          for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(own_pack(t - 1, q - R + j));
           if (!Steady && t >= 2 && ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R)))
             mirror_z_ghosts<R>(column, az, p);
-          const Real* c = plane_of(t - 1, q) + own;
+          const Real* c = own_pack(t - 1, q);
           const Vec& mid = column[R];
           Real left_x[R + 1], right_x[R + 1];
           Vec below[R + 1], above[R + 1];
@@ -303,7 +310,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           }
           if constexpr (two_levels)
             result =
-                load_pack((t == 1 ? prev0 + (q & (S0 - 1)) * PS : plane_of(t >= 2 ? t - 2 : 0, q)) + own);  // u^{m-1}
+                load_pack(t == 1 ? mine + (S0 + (q & (S0 - 1))) * PS : own_pack(t >= 2 ? t - 2 : 0, q));  // u^{m-1}
 #pragma unroll
           for (int v = 0; v < V; ++v) {
             const Real centre = mid.v[v];
@@ -341,7 +348,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
               if (face_lanes >> v & 1) result.v[v] = face_value.v[v];
           }
           if (t < Steps) {
-            store_shared_pack(plane_of(t, q) + own, result);
+            store_shared_pack(own_pack(t, q), result);
           } else if (writes && (Steady || (i >= out_first && i < out_last))) {
             const long out = out_column + p * geo.stride[2];
             if (whole_x) {
