@@ -46,12 +46,14 @@ for tool in memcheck racecheck synccheck; do
   for case in bench/sanitize/*.yaml; do
     name=$(basename "$case" .yaml)
     # cuda-cluster: the autotuned plan; in 2D also a resident plan (cooperative
-    # launch, grid barriers), in 3D clusters of 2x2 blocks (DSMEM plane edges).
-    for variant in cuda cuda-cluster cuda-cluster-resident cuda-cluster-peers; do
+    # launch, grid barriers), in 3D clusters of 2x2 blocks (DSMEM plane edges)
+    # and of one block (the autotune may keep the baseline for so small a case).
+    for variant in cuda cuda-cluster cuda-cluster-resident cuda-cluster-peers cuda-cluster-single; do
       backend=cuda-cluster plan=
       [[ $variant == cuda ]] && backend=cuda
       if [[ $variant == *-resident ]]; then [[ $name == *2d ]] || continue; plan=resident,24,12,2; fi
       if [[ $variant == *-peers ]]; then [[ $name == *3d ]] || continue; plan=2,2,8,8,8,2,1; fi
+      if [[ $variant == *-single ]]; then [[ $name == *3d ]] || continue; plan=1,1,8,8,16,2,1; fi
       log_file="$out/sanitize-$tool-$name-$variant.log"
       if env ${plan:+HEATWAVE_CLUSTER_PLAN=$plan} compute-sanitizer --tool "$tool" --error-exitcode 99 build-gpu/heatwave run "$case" \
            --backend $backend --metrics /tmp/sanitize.json >"$log_file" 2>&1; then
