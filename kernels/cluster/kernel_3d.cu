@@ -212,6 +212,16 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   if (az.ghosts[0]) steady_first = max(steady_first, R - zs + reach);           // level Steps' plane >= r
   if (az.ghosts[1]) steady_last = min(steady_last, az.n - 1 - R - zs + R + 1);  // level 1's plane <= n-1-r
 
+  // Two levels at radius 1: each level's last three planes at the thread's
+  // pack, in registers: the z neighbours of the next level's stencil and
+  // u^{m-1}, three 16-byte shared loads fewer a level (the centre still
+  // comes from the ring, where x ghosts are filled). Level t's newest is
+  // the pack it computed in this iteration, plane p_t = p_{t+1} + 1. The
+  // wave runs one block an SM with registers to spare; the heat's two
+  // blocks an SM have not (64 registers: H100, heat 3D fp32 115 GCells/s
+  // with windows against 364 without; docs/performance.md), nor radius 2.
+  constexpr bool windows = R == 1 && two_levels;
+  Vec window[windows ? Steps : 1][2 * R + 1];
 #pragma unroll
   for (int i = 0; i < in_flight; ++i) load_plane(i);
   for (int i = 0; i < iterations; ++i) {
@@ -283,20 +293,33 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     // for the pipeline's fill and drain and for z faces are then left out
     // (most iterations of a slab: the per-level setup weighs as much as the
     // stencil, "3D: what bounds it" in docs/performance.md).
+    auto own_pack = [&](int level, int qq) {  // the thread's pack of plane zs + qq of a level
+      return mine + (level == 0 ? (qq & (S0 - 1)) * PS : upper_slots + ((level - 1) * S + ring_slot(qq)) * PS);
+    };
+    // Radius 1: level 0's plane i joins its window (the level-0 planes
+    // p-1..p+1 that level 1 reads in this iteration).
+    auto push = [](Vec(&w)[2 * R + 1], const Vec& pack) {
+#pragma unroll
+      for (int j = 0; j < 2 * R; ++j) w[j] = w[j + 1];
+      w[2 * R] = pack;
+    };
+    if constexpr (windows) push(window[0], load_pack(own_pack(0, i)));
     auto levels = [&]<bool Steady>() {
 #pragma unroll
       for (int t = 1; t <= Steps; ++t) {
         const int q = i - t * R, p = zs + q;
+        Vec result;
         if ((Steady || (i >= first[t] && i < last[t])) && (computes >> t & 1)) {
-          Vec result;
-          // Level t-1's planes p-r..p+r at (x, y), from its ring; z ghost
-          // planes (never computed) mirror the planes they reflect.
-          auto own_pack = [&](int level, int qq) {  // the thread's pack of plane zs + qq of a level
-            return mine + (level == 0 ? (qq & (S0 - 1)) * PS : upper_slots + ((level - 1) * S + ring_slot(qq)) * PS);
-          };
+          // Level t-1's planes p-r..p+r at (x, y): its window (radius 1) or
+          // its ring; z ghost planes (never computed) mirror the planes they reflect.
           Vec column[2 * R + 1];
 #pragma unroll
-          for (int j = 0; j <= 2 * R; ++j) column[j] = load_pack(own_pack(t - 1, q - R + j));
+          for (int j = 0; j <= 2 * R; ++j) {
+            if constexpr (windows)  // the centre from the ring: x ghosts are filled there
+              column[j] = j == R ? load_pack(own_pack(t - 1, q)) : window[t - 1][j];
+            else
+              column[j] = load_pack(own_pack(t - 1, q - R + j));
+          }
           if (!Steady && t >= 2 && ((az.ghosts[0] && p < R) || (az.ghosts[1] && p > az.n - 1 - R)))
             mirror_z_ghosts<R>(column, az, p);
           const Real* c = own_pack(t - 1, q);
@@ -308,9 +331,14 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             left_x[j] = c[-j], right_x[j] = c[V - 1 + j];
             below[j] = load_pack(c - j * W), above[j] = load_pack(c + j * W);
           }
-          if constexpr (two_levels)
-            result =
-                load_pack(t == 1 ? mine + (S0 + (q & (S0 - 1))) * PS : own_pack(t >= 2 ? t - 2 : 0, q));  // u^{m-1}
+          if constexpr (two_levels) {  // u^{m-1}: level t-2 at p (t = 1: the loaded u^{n-1})
+            if (t == 1)
+              result = load_pack(mine + (S0 + (q & (S0 - 1))) * PS);
+            else if constexpr (windows)
+              result = window[t >= 2 ? t - 2 : 0][0];
+            else
+              result = load_pack(own_pack(t >= 2 ? t - 2 : 0, q));
+          }
 #pragma unroll
           for (int v = 0; v < V; ++v) {
             const Real centre = mid.v[v];
@@ -364,6 +392,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             }
           }
         }
+        // The level's window moves on every iteration, computed or not (a
+        // plane a level skips is never read as a valid neighbour).
+        if constexpr (windows)
+          if (t < Steps) push(window[t], result);
       }
     };
     if (i >= steady_first && i < steady_last)
