@@ -172,7 +172,7 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     add(plan_2d(2, 128, 32, k, R, 4));
     add(plan_2d(1, 128, 32, k / 2, R, 4));
   } else {
-    for (int tile_y : {64, 88}) add(plan_2d(1, 128, tile_y, k, R, 8)), add(plan_2d(2, 128, tile_y, k, R, 8));
+    for (int tile_y : {56, 64, 88}) add(plan_2d(1, 128, tile_y, k, R, 8)), add(plan_2d(2, 128, tile_y, k, R, 8));
     add(plan_2d(1, 256, 40, k, R, 4));
     add(plan_2d(1, 128, 88, k / 2, R, 8));
     add(plan_2d(1, 128, 32, k, R, 4));
