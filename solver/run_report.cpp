@@ -34,7 +34,7 @@ RunMetrics start_report(const Problem& problem, const RunSetup& setup) {
     spdlog::info("halos exchanged every {} step(s) ({}) through {}, {}", m.exchange_every, m.exchange_every_reason,
                  m.halo_path,
                  !m.overlap            ? "then compute (parallel.overlap: false)"
-                 : setup.overlap_inner ? "overlapped with the k steps of each chunk's inner tiles"
+                 : setup.overlap_inner ? "overlapped with the k steps of each chunk's inner points"
                                        : "overlapped with the interior of the first step of each chunk");
   spdlog::info("dt = {:.6g} ({:.3g} of the stability limit: {}), {} steps to t = {:.6g}", problem.dt,
                problem.stability_number() / problem.stability_limit(), problem.stability_rule(), problem.steps,

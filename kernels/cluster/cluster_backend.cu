@@ -22,7 +22,7 @@ namespace {
 template <int D, class Real>
 class ClusterBackend final : public GpuBackend<D, Real> {
   using GpuBackend<D, Real>::fields_, GpuBackend<D, Real>::problem_, GpuBackend<D, Real>::equation_,
-      GpuBackend<D, Real>::step_;
+      GpuBackend<D, Real>::step_, GpuBackend<D, Real>::inner_stream_, GpuBackend<D, Real>::inner_done_;
 
  public:
   ClusterBackend(const Problem& problem, const LocalDomain<D>& domain, const ClusterSettings& settings)
@@ -57,12 +57,9 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   void advance_inner(int k) override {
     split_ = {k, launch_steps(k)};
     const Box<D> inner = inner_box(split_.steps);
-    HW_CUDA(cudaEventRecord(inner_ready_, fields_.stream()));
-    HW_CUDA(cudaStreamWaitEvent(inner_stream_.get(), inner_ready_, 0));
-    inner_spans_.begin();
+    this->begin_inner();
     if (!inner.empty()) launch_outputs(*kernel_, split_.steps, inner, inner_stream_.get());
-    inner_spans_.end(static_cast<int>(Backend<D, Real>::Span::compute));
-    HW_CUDA(cudaEventRecord(inner_done_, inner_stream_.get()));
+    this->end_inner();
   }
   void advance_outer() override {
     const Box<D> inner = inner_box(split_.steps);
@@ -70,11 +67,6 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     run_cluster(*kernel_, split_.steps, rims, fields_.stream(), inner_done_);
     finish_launch(split_.steps);
     if (split_.chunk > split_.steps) advance(split_.chunk - split_.steps);
-  }
-  std::optional<std::array<double, 3>> device_seconds() override {
-    std::array<double, 3> s = *GpuBackend<D, Real>::device_seconds();
-    s[0] += inner_spans_.seconds()[0];
-    return s;
   }
 
   // The plan, from HEATWAVE_CLUSTER_PLAN, the config's overrides, the plan
@@ -267,9 +259,6 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   struct {
     int chunk = 0, steps = 0;
   } split_;
-  Stream inner_stream_;  // the inner tiles' launches
-  Event inner_ready_, inner_done_;
-  EventSpans inner_spans_{inner_stream_.get()};
 };
 
 }  // namespace

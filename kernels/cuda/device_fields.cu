@@ -177,19 +177,24 @@ void DeviceFields<D, Real>::set_initial(Real* field, const InitialSpec& spec) {
 }
 
 template <int D, class Real>
-void DeviceFields<D, Real>::fill_ghosts(Real* field) {
+void DeviceFields<D, Real>::fill_ghosts(Real* field, cudaStream_t stream, const Box<D>* window) {
+  if (!stream) stream = stream_;
   for (int a = 0; a < D; ++a) {
     AxisFaces<D> faces{0, a, {}, {}};
     long largest = 0;
     for (int side = 0; side < 2; ++side) {
       if (domain_.exchanged[a][side]) continue;
-      faces.box[faces.count] = domain_.ghost_box(a, side, problem_.radius);
+      Box<D> box = domain_.ghost_box(a, side, problem_.radius);
+      for (int b = 0; b < D && window; ++b)
+        if (b != a) box.lo[b] = std::max(box.lo[b], window->lo[b]), box.hi[b] = std::min(box.hi[b], window->hi[b]);
+      if (box.empty()) continue;
+      faces.box[faces.count] = box;
       faces.rule[faces.count] = domain_.face[a][side];
       largest = std::max(largest, faces.box[faces.count].size());
       ++faces.count;
     }
     if (faces.count == 0) continue;
-    ghost_kernel<D, Real><<<dim3(grid_for(largest, 256), faces.count), 256, 0, stream_>>>(field, domain_.layout, faces);
+    ghost_kernel<D, Real><<<dim3(grid_for(largest, 256), faces.count), 256, 0, stream>>>(field, domain_.layout, faces);
     HW_CUDA(cudaGetLastError());
   }
 }

@@ -74,7 +74,11 @@ class GpuBackend : public Backend<D, Real> {
   void synchronize() override { fields_.synchronize(); }
   void span_begin() override { spans_.begin(); }
   void span_end(typename Backend<D, Real>::Span span) override { spans_.end(static_cast<int>(span)); }
-  std::optional<std::array<double, 3>> device_seconds() override { return spans_.seconds(); }
+  std::optional<std::array<double, 3>> device_seconds() override {
+    std::array<double, 3> s = spans_.seconds();
+    s[0] += inner_spans_.seconds()[0];
+    return s;
+  }
   void start_timer() override { fields_.start_timer(); }
   double stop_timer() override { return fields_.stop_timer(); }
 
@@ -82,12 +86,29 @@ class GpuBackend : public Backend<D, Real> {
   // u^n, or u^{n-1} for an equation second order in time (kept in u_next between steps).
   Real* field(Level level);
 
+  // A split chunk's inner part (Backend::advance_inner) goes on a stream of
+  // its own between begin_inner(), which orders it after the work queued on
+  // stream() so far, and end_inner(); advance_outer() orders its rims after
+  // inner_done_.
+  void begin_inner() {
+    HW_CUDA(cudaEventRecord(inner_ready_, fields_.stream()));
+    HW_CUDA(cudaStreamWaitEvent(inner_stream_.get(), inner_ready_, 0));
+    inner_spans_.begin();
+  }
+  void end_inner() {
+    inner_spans_.end(static_cast<int>(Backend<D, Real>::Span::compute));
+    HW_CUDA(cudaEventRecord(inner_done_, inner_stream_.get()));
+  }
+
   Problem problem_;
   EquationInfo equation_;
   DeviceFields<D, Real> fields_;
   std::unique_ptr<StepKernel<D, Real>> step_kernel_;
   EventSpans spans_{fields_.stream()};
   long step_ = 0;
+  Stream inner_stream_;
+  Event inner_ready_, inner_done_;
+  EventSpans inner_spans_{inner_stream_.get()};
 };
 
 }  // namespace heatwave::cuda
