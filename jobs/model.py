@@ -145,11 +145,12 @@ GPU_CASES = (("weak 2D heat fp32, 16384^2 per GPU", "weak", [16384, 16384], 1, 4
 
 
 def backend_plans(args):
-    """(backend, {dims: (rate, Plan)}) for the backends whose rates were given: cuda overlaps one step's
-    interior; cuda-cluster blocks k steps (2D 8, 3D 4: the default plans) and overlaps its inner tiles,
-    its rims a tile deep (the default plans: 2D 128 columns, 3D 32)."""
-    plans = [("cuda", {2: (args.rate_2d, Plan("k 1, one-step overlap", 1, True, 1)),
-                       3: (args.rate_3d, Plan("k 1, one-step overlap", 1, True, 1))})]
+    """(backend, {dims: (rate, Plan)}) for the backends whose rates were given: cuda exchanges every k
+    steps (its auto depth: 2D 8, 3D 4) and overlaps the chunk as a trapezoid, step j's rims H + (j-1)r
+    inside the box and (k-j)r into the halo, (2k-1)r in all; cuda-cluster blocks k steps (2D 8, 3D 4:
+    the default plans) and overlaps its inner tiles, its rims a tile deep (2D 128 columns, 3D 32)."""
+    plans = [("cuda", {2: (args.rate_2d, Plan("k 8, trapezoid overlap", 8, True, 15)),
+                       3: (args.rate_3d, Plan("k 4, trapezoid overlap", 4, True, 7))})]
     if args.cluster_rate_2d and args.cluster_rate_3d:
         plans.append(("cuda-cluster", {2: (args.cluster_rate_2d, Plan("k 8, inner tiles overlap", 8, True, 128)),
                                        3: (args.cluster_rate_3d, Plan("k 4, inner tiles overlap", 4, True, 32))}))
