@@ -88,16 +88,6 @@ __global__ void barrier_kernel(int iterations, int work, float* sink) {
   if (x == -1.0f) *sink = x;
 }
 
-// Timing events (the Event of check.hpp does not time).
-struct TimingEvent {
-  TimingEvent(const TimingEvent&) = delete;
-  TimingEvent& operator=(const TimingEvent&) = delete;
-  TimingEvent() { HW_CUDA(cudaEventCreate(&event)); }
-  ~TimingEvent() { cudaEventDestroy(event); }
-  operator cudaEvent_t() const { return event; }
-  cudaEvent_t event = nullptr;
-};
-
 // Launches `kernel` as clusters of `cluster` blocks along x and returns the
 // median milliseconds of `repeats` launches after a warm-up (0 with no
 // repeats; `launched` 0 where the clusters cannot be co-scheduled). blocks <
@@ -124,7 +114,7 @@ float time_launches(void (*kernel)(Params...), int cluster, int blocks, int thre
   }
   launched = blocks < 0 ? clusters * cluster : blocks;
   config.gridDim = dim3(launched);
-  TimingEvent start, stop;
+  const cuda::Event start(true), stop(true);
   std::vector<float> ms;
   for (int r = 0; r <= repeats; ++r) {
     HW_CUDA(cudaEventRecord(start));

@@ -55,15 +55,13 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // each point is computed as in advance(): bitwise the same.
   bool splits_chunks() const override { return !kernel_->plan().resident; }
   void advance_inner(int k) override {
-    split_ = {k, launch_steps(k)};
-    const Box<D> inner = inner_box(split_.steps);
+    split_.chunk = k, split_.steps = launch_steps(k), split_.inner = inner_box(split_.steps);
     this->begin_inner();
-    if (!inner.empty()) launch_outputs(*kernel_, split_.steps, inner, inner_stream_.get());
+    if (!split_.inner.empty()) launch_outputs(*kernel_, split_.steps, split_.inner, inner_stream_.get());
     this->end_inner();
   }
   void advance_outer() override {
-    const Box<D> inner = inner_box(split_.steps);
-    std::vector<Box<D>> rims = box_difference(write_box(split_.chunk - split_.steps), inner);
+    std::vector<Box<D>> rims = box_difference(write_box(split_.chunk - split_.steps), split_.inner);
     run_cluster(*kernel_, split_.steps, rims, fields_.stream(), inner_done_);
     finish_launch(split_.steps);
     if (split_.chunk > split_.steps) advance(split_.chunk - split_.steps);
@@ -258,6 +256,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // The split chunk: its steps, and those of its first (split) launch.
   struct {
     int chunk = 0, steps = 0;
+    Box<D> inner;  // the first launch's inner window
   } split_;
 };
 

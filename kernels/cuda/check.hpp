@@ -81,7 +81,10 @@ class Stream {
 // An owning event that orders streams (no timing).
 class Event {
  public:
-  Event() { HW_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  // Ordering only by default (cheaper to record); timing: for cudaEventElapsedTime.
+  explicit Event(bool timing = false) {
+    HW_CUDA(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  }
   ~Event() {
     if (event_) cudaEventDestroy(event_);
   }
