@@ -107,10 +107,11 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
     return f64 ? plan_3d(16, 24, 64, 2) : plan_3d(32, 32, 64, 2);
   }
   const int k = R == 1 ? 8 : 4;
-  // H100, 16384^2 (docs/performance.md): 128 points wide, 88 rows, 8 thread
-  // rows (fp32: two 106 KiB blocks an SM; fp64: one of 213 KiB), no DSMEM
+  // H100, 16384^2 (docs/performance.md): 128 points wide and as many rows as
+  // leave whole blocks an SM: fp32 56 rows, 8 thread rows (three 73 KiB
+  // blocks), fp64 40 rows, 4 thread rows (two 115 KiB blocks); no DSMEM
   // (cluster size 1 was the fastest).
-  return plan_2d(1, 128, 88, k, R, 8);
+  return f64 ? plan_2d(1, 128, 40, k, R, 4) : plan_2d(1, 128, 56, k, R, 8);
 }
 
 ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
@@ -167,7 +168,7 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
   for (int tile_y : {16, 32, 64})
     for (int threads_y : {4, 8}) add(plan_resident(f64 ? 60 : 120, tile_y, threads_y));
   if (f64) {
-    for (int tile_y : {32, 64}) add(plan_2d(1, 128, tile_y, k, R, 4)), add(plan_2d(1, 128, tile_y, k, R, 8));
+    for (int tile_y : {32, 40, 64}) add(plan_2d(1, 128, tile_y, k, R, 4)), add(plan_2d(1, 128, tile_y, k, R, 8));
     add(plan_2d(1, 64, 64, k, R, 8));
     add(plan_2d(2, 128, 32, k, R, 4));
     add(plan_2d(1, 128, 32, k / 2, R, 4));

