@@ -103,7 +103,10 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
   if (problem.dims == 3) {
     // H100, 512^3 (docs/performance.md): 250-400 threads a block, two an SM.
     const bool two_levels = problem.levels() == 2;
-    if (R == 1) return f64 ? plan_3d(24, 24, 64, 2) : two_levels ? plan_3d(24, 24, 64, 3) : plan_3d(32, 32, 64, 4);
+    if (R == 1) {
+      if (f64) return two_levels ? plan_3d(24, 24, 64, 2) : plan_3d(32, 24, 64, 2);
+      return two_levels ? plan_3d(24, 24, 64, 3) : plan_3d(32, 32, 64, 4);
+    }
     return f64 ? plan_3d(16, 24, 64, 2) : plan_3d(32, 32, 64, 2);
   }
   const int k = R == 1 ? 8 : 4;
@@ -146,7 +149,7 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
   };
   if (problem.dims == 3) {
     const int pack = f64 ? 2 : 4, max_k = R == 1 ? 4 : 3;
-    for (auto [tx, ty] : {std::pair{32, 32}, {24, 24}, {56, 24}, {16, 32}, {64, 16}})
+    for (auto [tx, ty] : {std::pair{32, 32}, {32, 24}, {24, 24}, {56, 24}, {16, 32}, {64, 16}})
       for (int k = 2; k <= max_k; ++k) {
         const ClusterPlan p = plan_3d(tx, ty, 64, k);
         if (threads_3d(p, R, pack) <= 512) add(p);
