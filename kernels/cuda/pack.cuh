@@ -10,27 +10,14 @@ struct alignas(16) Pack {
   Real v[width];
 };
 
-// Through CUDA's own 16-byte vector types: a copy of the Pack struct is
-// sometimes lowered point by point (four shared-memory stores for one).
 template <class Real>
 __device__ __forceinline__ Pack<Real> load_pack(const Real* p) {
-  Pack<Real> r;
-  if constexpr (sizeof(Real) == 4) {
-    const float4 q = *reinterpret_cast<const float4*>(p);
-    r.v[0] = q.x, r.v[1] = q.y, r.v[2] = q.z, r.v[3] = q.w;
-  } else {
-    const double2 q = *reinterpret_cast<const double2*>(p);
-    r.v[0] = q.x, r.v[1] = q.y;
-  }
-  return r;
+  return *reinterpret_cast<const Pack<Real>*>(p);
 }
 
 template <class Real>
 __device__ __forceinline__ void store_pack(Real* p, const Pack<Real>& value) {
-  if constexpr (sizeof(Real) == 4)
-    *reinterpret_cast<float4*>(p) = make_float4(value.v[0], value.v[1], value.v[2], value.v[3]);
-  else
-    *reinterpret_cast<double2*>(p) = make_double2(value.v[0], value.v[1]);
+  *reinterpret_cast<Pack<Real>*>(p) = value;
 }
 
 // A pack into shared memory as one 16-byte store. The compiler splits some
