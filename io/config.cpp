@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -71,6 +72,149 @@ InitialCondition parse_initial(const Section& s, const Config& cfg) {
   return ic;
 }
 
+// A coefficient over space: a number, or {type: constant | file | layers, ...}.
+Medium parse_medium(const Section& material, const std::string& key, const CoefficientSpec& spec, const Config& cfg) {
+  Medium m;
+  const auto check_value = [&](const Section& s, const std::string& k, double v) {
+    if (spec.zero_allowed ? v < 0 : v <= 0)
+      s.invalid(k, std::string("holds ") + spec.meaning + ", which must be " + (spec.zero_allowed ? ">= 0" : "> 0"));
+  };
+  if (material.raw(key).IsScalar()) {
+    m.value = material.get<double>(key, 0.0);
+    check_value(material, key, m.value);
+    return m;
+  }
+  Section s = material.section(key, {"type", "value", "path", "dataset", "axis", "interfaces", "values"});
+  m.type = s.named("type", MediumType::constant, medium_names);
+  const auto only = [&](std::initializer_list<const char*> keys, MediumType type) {
+    for (const char* k : keys)
+      if (s.has(k) && m.type != type) s.invalid(k, std::string("applies only to 'type: ") + to_string(type) + "'");
+  };
+  only({"value"}, MediumType::constant);
+  only({"path", "dataset"}, MediumType::file);
+  only({"axis", "interfaces", "values"}, MediumType::layers);
+  switch (m.type) {
+    case MediumType::constant:
+      m.value = s.require<double>("value");
+      check_value(s, "value", m.value);
+      break;
+    case MediumType::file:
+      m.path = s.require<std::string>("path");
+      if (m.path.empty()) s.invalid("path", "must name an HDF5 file");
+      m.dataset = s.get<std::string>("dataset", key);
+      if (m.dataset.empty()) s.invalid("dataset", "must name a dataset in the file");
+      break;
+    case MediumType::layers: {
+      std::vector<std::pair<std::string, int>> axes;
+      for (int a = 0; a < cfg.dims; ++a) axes.emplace_back(axis_names[a], a);
+      if (!s.has("axis")) s.invalid("axis", "is required (the axis the layers stack along)");
+      m.axis = s.choice<int>("axis", 0, axes);
+      m.interfaces = s.has("interfaces") ? s.list<double>("interfaces") : std::vector<double>{};
+      m.values = s.list<double>("values");
+      const double length = cfg.length[m.axis];
+      for (std::size_t i = 0; i < m.interfaces.size(); ++i) {
+        if (!(m.interfaces[i] > 0 && m.interfaces[i] < length))
+          s.invalid("interfaces", fmt::format("has {} at position {}, outside the domain's (0, {}) along {}",
+                                              m.interfaces[i], i, length, axis_names[m.axis]));
+        if (i > 0 && !(m.interfaces[i] > m.interfaces[i - 1]))
+          s.invalid("interfaces", fmt::format("must increase: {} at position {} follows {}", m.interfaces[i], i,
+                                              m.interfaces[i - 1]));
+      }
+      if (m.values.size() != m.interfaces.size() + 1)
+        s.invalid("values", fmt::format("has {} values for {} interfaces: layers need one value more than interfaces",
+                                        m.values.size(), m.interfaces.size()));
+      for (double v : m.values) check_value(s, "values", v);
+      break;
+    }
+  }
+  return m;
+}
+
+// The position list of a source (`center`, `position`): one coordinate per axis.
+std::array<double, max_dims> parse_position(const Section& s, const std::string& key, const Config& cfg) {
+  const auto v = s.list<double>(key);
+  if (static_cast<int>(v.size()) != cfg.dims)
+    s.invalid(key, "needs one coordinate per axis (" + std::to_string(cfg.dims) + ")");
+  std::array<double, max_dims> x{0, 0, 0};
+  std::copy(v.begin(), v.end(), x.begin());
+  return x;
+}
+
+TimeFunction parse_time_function(const Section& source) {
+  TimeFunction f;
+  if (!source.has("time")) return f;
+  Section s = source.section("time", {"type", "frequency", "delay", "width"});
+  f.type = s.named("type", TimeFunctionType::constant, time_function_names);
+  const bool frequency = f.type == TimeFunctionType::ricker || f.type == TimeFunctionType::sine;
+  const bool delay = f.type == TimeFunctionType::ricker || f.type == TimeFunctionType::gaussian;
+  const bool width = f.type == TimeFunctionType::gaussian;
+  const auto applies = [&](const char* key, bool takes) {
+    if (s.has(key) && !takes) s.invalid(key, std::string("does not apply to 'type: ") + to_string(f.type) + "'");
+  };
+  applies("frequency", frequency), applies("delay", delay), applies("width", width);
+  if (frequency) {
+    f.frequency = s.require<double>("frequency");
+    if (f.frequency <= 0) s.invalid("frequency", "must be > 0");
+  }
+  // A Ricker wavelet starts near zero one period after t = 0 (as in Devito).
+  if (delay) f.delay = s.get<double>("delay", f.type == TimeFunctionType::ricker ? 1 / f.frequency : 0.0);
+  if (width) {
+    f.width = s.require<double>("width");
+    if (f.width <= 0) s.invalid("width", "must be > 0");
+  }
+  return f;
+}
+
+Source parse_source(const Section& s, const Config& cfg) {
+  Source src;
+  src.type = s.named("type", SourceType::gaussian, source_names);
+  if (!s.has("type")) s.invalid("type", "is required (field, gaussian or point)");
+  const auto only = [&](std::initializer_list<const char*> keys, std::initializer_list<SourceType> types) {
+    for (const char* k : keys) {
+      if (!s.has(k) || std::find(types.begin(), types.end(), src.type) != types.end()) continue;
+      s.invalid(k, std::string("does not apply to 'type: ") + to_string(src.type) + "'");
+    }
+  };
+  only({"path", "dataset"}, {SourceType::field});
+  only({"center", "width"}, {SourceType::gaussian});
+  only({"position"}, {SourceType::point});
+  only({"amplitude"}, {SourceType::gaussian, SourceType::point});
+  for (int a = 0; a < max_dims; ++a) src.center[a] = 0.5 * cfg.length[a];
+  switch (src.type) {
+    case SourceType::field:
+      src.path = s.require<std::string>("path");
+      if (src.path.empty()) s.invalid("path", "must name an HDF5 file");
+      src.dataset = s.get<std::string>("dataset", "q");
+      if (src.dataset.empty()) s.invalid("dataset", "must name a dataset in the file");
+      break;
+    case SourceType::gaussian:
+      if (s.has("center")) src.center = parse_position(s, "center", cfg);
+      src.width = s.get<double>("width", src.width);
+      if (src.width <= 0) s.invalid("width", "must be > 0");
+      break;
+    case SourceType::point: {
+      if (!s.has("position")) s.invalid("position", "is required");
+      src.center = parse_position(s, "position", cfg);
+      for (int a = 0; a < cfg.dims; ++a) {
+        const bool periodic = cfg.boundary[a][0].type == BoundaryType::periodic;
+        const double x = src.center[a], length = cfg.length[a];
+        if (!(x >= 0 && (periodic ? x < length : x <= length)))
+          s.invalid("position", fmt::format("is outside the domain: {} = {} is not in [0, {}{}", axis_names[a], x,
+                                            length, periodic ? ") (periodic)" : "]"));
+        for (int side = 0; side < 2; ++side)
+          if (cfg.boundary[a][side].type == BoundaryType::dirichlet && x == (side ? length : 0.0))
+            s.invalid("position", fmt::format("lies in the Dirichlet face {}_{} (which holds its value: a source "
+                                              "there would inject nothing)",
+                                              axis_names[a], side ? "high" : "low"));
+      }
+      break;
+    }
+  }
+  src.amplitude = s.get<double>("amplitude", src.amplitude);
+  src.time = parse_time_function(s);
+  return src;
+}
+
 BoundaryFace parse_face(const Section& parent, const std::string& key) {
   YAML::Node n = parent.raw(key);
   BoundaryFace f;
@@ -91,12 +235,15 @@ Config parse(const YAML::Node& root, const std::string& file) {
   cfg.source = file;
   if (!root.IsDefined() || root.IsNull()) throw Error(ExitCode::invalid_value, file + ": the config is empty");
   // Every equation's coefficient keys are known keys; the chosen equation's are read below.
-  std::vector<std::string> keys{"equation",    "precision", "grid",    "stencil",    "time",     "boundary",
-                                "initial",     "velocity",  "backend", "threads",    "parallel", "cluster",
-                                "diagnostics", "progress",  "metrics", "checkpoint", "output"};
+  std::vector<std::string> keys{"equation", "precision",  "grid",    "stencil",  "time",    "boundary",    "initial",
+                                "velocity", "backend",    "threads", "parallel", "cluster", "diagnostics", "progress",
+                                "metrics",  "checkpoint", "output",  "material", "sources"};
+  std::vector<std::string> coefficient_keys;
   for (std::size_t e = 0; e < equation_count; ++e)
     for (const CoefficientSpec& k : info(static_cast<Equation>(e)).coefficients)
-      if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
+      if (std::find(coefficient_keys.begin(), coefficient_keys.end(), k.key) == coefficient_keys.end())
+        coefficient_keys.push_back(k.key);
+  keys.insert(keys.end(), coefficient_keys.begin(), coefficient_keys.end());
   Section top(root, "", file, keys);
 
   std::vector<std::pair<std::string, Equation>> equations;
@@ -136,9 +283,12 @@ Config parse(const YAML::Node& root, const std::string& file) {
     if (cfg.radius != 1 && cfg.radius != 2) st.invalid("radius", "must be 1 (2nd order) or 2 (4th order)");
   }
 
-  // Physics: the chosen equation's coefficients only.
-  for (const std::string& key : keys) {
-    if (!top.has(key)) continue;
+  // Physics: the chosen equation's coefficients only, at the top level or in `material:`.
+  std::optional<Section> material;
+  if (top.has("material")) material.emplace(top.section("material", coefficient_keys));
+  for (const std::string& key : coefficient_keys) {
+    const Section* where = top.has(key) ? &top : material && material->has(key) ? &*material : nullptr;
+    if (!where) continue;
     bool known = false;
     for (const CoefficientSpec& k : equation.coefficients) known = known || key == k.key;
     for (std::size_t e = 0; e < equation_count && !known; ++e) {
@@ -148,12 +298,25 @@ Config parse(const YAML::Node& root, const std::string& file) {
           std::string takes;
           for (const CoefficientSpec& mine : equation.coefficients)
             takes += std::string(takes.empty() ? "'" : ", '") + mine.key + "'";
-          top.invalid(key, std::string("is ") + k.meaning + " of the " + other.name + " equation; the " +
-                               equation.name + " equation takes " + takes);
+          where->invalid(key, std::string("is ") + k.meaning + " of the " + other.name + " equation; the " +
+                                  equation.name + " equation takes " + takes);
         }
     }
   }
   for (const CoefficientSpec& k : equation.coefficients) {
+    if (material && material->has(k.key)) {
+      if (top.has(k.key))
+        top.invalid(k.key, std::string("is given twice: here and as 'material.") + k.key + "' (keep one)");
+      Medium m = parse_medium(*material, k.key, k, cfg);
+      if (m.type == MediumType::constant) {
+        cfg.coefficients.set(k.key, m.value);
+      } else {
+        // Stands for the field where a constant is asked for (its largest value is set by Problem::from).
+        cfg.coefficients.set(k.key, k.fallback);
+        cfg.material.emplace(k.key, std::move(m));
+      }
+      continue;
+    }
     const double value = top.get<double>(k.key, k.fallback);
     if (k.zero_allowed ? value < 0 : value <= 0) top.invalid(k.key, k.zero_allowed ? "must be >= 0" : "must be > 0");
     cfg.coefficients.set(k.key, value);
@@ -210,6 +373,17 @@ Config parse(const YAML::Node& root, const std::string& file) {
                       ": periodic must be set on both faces of an axis");
   }
   cfg.boundary = faces;
+
+  if (top.has("sources")) {
+    const YAML::Node list = top.raw("sources");
+    if (!list.IsSequence())
+      top.fail(ExitCode::wrong_type, list, "'sources'", "expects a list of sources, got " + yaml::scalar_text(list));
+    for (std::size_t i = 0; i < list.size(); ++i)
+      cfg.sources.push_back(
+          parse_source(Section(list[i], "sources[" + std::to_string(i) + "]", file,
+                               {"type", "path", "dataset", "center", "width", "amplitude", "position", "time"}),
+                       cfg));
+  }
 
   // Stencil fit: a radius-r stencil needs 2r+1 points on an axis.
   for (int a = 0; a < cfg.dims; ++a)
@@ -346,7 +520,17 @@ Config load_config_text(const std::string& text, const std::string& source) {
 }
 
 Config load_config_file(const std::string& path) {
-  return load_config_text(yaml::read_input_file(path, "config file"), path);
+  Config c = load_config_text(yaml::read_input_file(path, "config file"), path);
+  // Data files named in a config sit beside it: a case folder runs from anywhere.
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  const auto resolve = [&](std::string& file) {
+    if (!file.empty() && std::filesystem::path(file).is_relative()) file = (folder / file).lexically_normal().string();
+  };
+  if (c.initial.type == InitialType::file) resolve(c.initial.path);
+  if (c.velocity && c.velocity->type == InitialType::file) resolve(c.velocity->path);
+  for (auto& [key, medium] : c.material) resolve(medium.path);
+  for (Source& s : c.sources) resolve(s.path);
+  return c;
 }
 
 Config default_config() { return load_config_text(quickstart_yaml, "<built-in quickstart>"); }
@@ -409,7 +593,54 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "stencil" << YAML::Value << YAML::BeginMap << YAML::Key << "radius" << YAML::Value << c.radius
     << YAML::EndMap;
   for (const CoefficientSpec& k : info(c.equation).coefficients)
-    e << YAML::Key << k.key << YAML::Value << Num{c.coefficients.get(k.key)};
+    if (!c.material.count(k.key)) e << YAML::Key << k.key << YAML::Value << Num{c.coefficients.get(k.key)};
+  if (!c.material.empty()) {
+    e << YAML::Key << "material" << YAML::Value << YAML::BeginMap;
+    for (const auto& [key, m] : c.material) {
+      e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "type" << YAML::Value
+        << to_string(m.type);
+      if (m.type == MediumType::file)
+        e << YAML::Key << "path" << YAML::Value << m.path << YAML::Key << "dataset" << YAML::Value << m.dataset;
+      if (m.type == MediumType::layers) {
+        std::vector<std::string> interfaces, values;
+        for (double x : m.interfaces) interfaces.push_back(fmt::format("{}", x));
+        for (double x : m.values) values.push_back(fmt::format("{}", x));
+        e << YAML::Key << "axis" << YAML::Value << axis_names[m.axis] << YAML::Key << "interfaces" << YAML::Value
+          << YAML::Flow << interfaces << YAML::Key << "values" << YAML::Value << YAML::Flow << values;
+      }
+      e << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+  }
+  if (!c.sources.empty()) {
+    e << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
+    for (const Source& s : c.sources) {
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "type" << YAML::Value << to_string(s.type);
+      switch (s.type) {
+        case SourceType::field:
+          e << YAML::Key << "path" << YAML::Value << s.path << YAML::Key << "dataset" << YAML::Value << s.dataset;
+          break;
+        case SourceType::gaussian:
+          e << YAML::Key << "center" << YAML::Value << YAML::Flow << num_axes(s.center) << YAML::Key << "width"
+            << YAML::Value << Num{s.width} << YAML::Key << "amplitude" << YAML::Value << Num{s.amplitude};
+          break;
+        case SourceType::point:
+          e << YAML::Key << "position" << YAML::Value << YAML::Flow << num_axes(s.center) << YAML::Key << "amplitude"
+            << YAML::Value << Num{s.amplitude};
+          break;
+      }
+      const TimeFunction& f = s.time;
+      e << YAML::Key << "time" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "type" << YAML::Value
+        << to_string(f.type);
+      if (f.type == TimeFunctionType::ricker || f.type == TimeFunctionType::sine)
+        e << YAML::Key << "frequency" << YAML::Value << Num{f.frequency};
+      if (f.type == TimeFunctionType::ricker || f.type == TimeFunctionType::gaussian)
+        e << YAML::Key << "delay" << YAML::Value << Num{f.delay};
+      if (f.type == TimeFunctionType::gaussian) e << YAML::Key << "width" << YAML::Value << Num{f.width};
+      e << YAML::EndMap << YAML::EndMap;
+    }
+    e << YAML::EndSeq;
+  }
   e << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
   if (c.dt)
     e << YAML::Key << "dt" << YAML::Value << Num{*c.dt};

@@ -2,8 +2,10 @@
 // The typed, validated configuration. YAML goes in through load_config();
 // everything downstream reads this struct, never YAML.
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "solver/equations/equations.hpp"
 #include "solver/numerics.hpp"
@@ -34,10 +36,16 @@ struct Config {
   InitialCondition initial;
   std::optional<InitialCondition> velocity;  // equations second order in time; zero when absent
 
+  // Coefficients that vary in space (`material:`), by key; a coefficient not
+  // here is the constant in `coefficients`.
+  std::map<std::string, Medium, std::less<>> material;
+  std::vector<Source> sources;
+
   RunSettings run;
 };
 
-// Parse and validate. `source` names the text in messages.
+// Parse and validate. `source` names the text in messages. A file's relative
+// data paths (initial, material and source files) resolve against its folder.
 // Throws heatwave::Error with a distinct ExitCode for each kind of problem.
 Config load_config_file(const std::string& path);
 Config load_config_text(const std::string& text, const std::string& source);

@@ -116,10 +116,19 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
   int ranks = 1;
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   const std::optional<BackendKind>& asked = run.backend;
-  if (!gpu_backend_runs(run)) {
+  // The GPU backends do not compute media or sources yet (docs/design.md, "Media and sources").
+  const bool media = p.varies() || !p.sources.empty();
+  if (media && asked && *asked != BackendKind::host)
+    throw Error(ExitCode::invalid_value, p.source + ": 'backend' = '" + to_string(*asked) +
+                                             "': coefficients that vary in space ('material:') and 'sources:' run "
+                                             "on the host backend only in this version (use backend: host or auto)");
+  if (media || !gpu_backend_runs(run)) {
     check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, comm);
 #ifdef HEATWAVE_HAVE_CUDA
-    const char* reason = asked ? "requested in the config" : "auto: no CUDA device visible";
+    const char* reason = asked ? "requested in the config"
+                         : media && gpu_backend_runs(run)
+                             ? "auto: material fields and sources run on the host backend only"
+                             : "auto: no CUDA device visible";
 #else
     const char* reason = asked ? "requested in the config" : "auto: this build has no CUDA backend";
 #endif

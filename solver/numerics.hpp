@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace heatwave {
 
@@ -18,6 +19,9 @@ inline constexpr const char* axis_names[max_dims] = {"x", "y", "z"};
 enum class Precision { float32, float64 };
 enum class BoundaryType { dirichlet, neumann, periodic };
 enum class InitialType { sine, cosine, gaussian, constant, linear, random, file };
+enum class MediumType { constant, file, layers };
+enum class SourceType { field, gaussian, point };
+enum class TimeFunctionType { constant, ricker, sine, gaussian };
 
 // The name of a kind in a name table, and the kind of a name (none when unknown).
 template <class Kind, std::size_t N>
@@ -48,9 +52,22 @@ inline constexpr std::array<std::pair<InitialType, const char*>, 7> initial_name
                                                                                    {InitialType::random, "random"},
                                                                                    {InitialType::file, "file"}}};
 
+inline constexpr std::array<std::pair<MediumType, const char*>, 3> medium_names{
+    {{MediumType::constant, "constant"}, {MediumType::file, "file"}, {MediumType::layers, "layers"}}};
+inline constexpr std::array<std::pair<SourceType, const char*>, 3> source_names{
+    {{SourceType::field, "field"}, {SourceType::gaussian, "gaussian"}, {SourceType::point, "point"}}};
+inline constexpr std::array<std::pair<TimeFunctionType, const char*>, 4> time_function_names{
+    {{TimeFunctionType::constant, "constant"},
+     {TimeFunctionType::ricker, "ricker"},
+     {TimeFunctionType::sine, "sine"},
+     {TimeFunctionType::gaussian, "gaussian"}}};
+
 inline const char* to_string(Precision p) { return name_of(precision_names, p); }
 inline const char* to_string(BoundaryType b) { return name_of(boundary_names, b); }
 inline const char* to_string(InitialType t) { return name_of(initial_names, t); }
+inline const char* to_string(MediumType t) { return name_of(medium_names, t); }
+inline const char* to_string(SourceType t) { return name_of(source_names, t); }
+inline const char* to_string(TimeFunctionType t) { return name_of(time_function_names, t); }
 
 // One face of the domain. For dirichlet `value` is u on the face; for neumann
 // it is the outward normal derivative du/dn on the face.
@@ -69,8 +86,44 @@ struct InitialCondition {
   double value = 0.0;                                  // constant; linear: u at the origin
   std::array<double, max_dims> gradient{0, 0, 0};      // linear: u = value + sum gradient_a x_a
   std::uint64_t seed = 1;                              // random: uniform in [-amplitude, amplitude]
-  std::string path = "";                               // file: HDF5 file (relative to the working directory)
+  std::string path = "";                               // file: HDF5 file (relative paths: the config's folder)
   std::string dataset = "u";                           // file: dataset of the global shape (z, y, x order)
+};
+
+// A coefficient of the equation over space (`material:` in the config): one
+// value, a field from an HDF5 file of the grid's shape, or piecewise constant
+// along an axis (values[i] between interfaces[i-1] and interfaces[i]; a point
+// on an interface takes the upper layer's value).
+struct Medium {
+  MediumType type = MediumType::constant;
+  double value = 0;                // constant
+  std::string path, dataset;       // file (relative paths: the config's folder)
+  int axis = 0;                    // layers
+  std::vector<double> interfaces;  // layers: increasing, inside (0, length)
+  std::vector<double> values;      // layers: interfaces + 1 values
+};
+
+// How a source's strength goes in time: f(t) multiplies its spatial part.
+//   constant 1; ricker (1 - 2 a) exp(-a), a = (pi frequency (t - delay))^2;
+//   sine sin(2 pi frequency t); gaussian exp(-(t - delay)^2 / (2 width^2)).
+struct TimeFunction {
+  TimeFunctionType type = TimeFunctionType::constant;
+  double frequency = 0;  // ricker, sine
+  double delay = 0;      // ricker, gaussian
+  double width = 0;      // gaussian
+};
+
+// A source term s(x, t) = f(t) q(x) (`sources:` in the config). q is a field
+// from a file, a Gaussian bump amplitude exp(-|x - center|^2 / (2 width^2)),
+// or a point source of strength `amplitude` at `center` (its delta function
+// spread over the neighbouring grid points: docs/design.md, "Sources").
+struct Source {
+  SourceType type = SourceType::gaussian;
+  std::string path, dataset;                           // field
+  std::array<double, max_dims> center{0.5, 0.5, 0.5};  // gaussian centre, point position
+  double width = 0.1;                                  // gaussian
+  double amplitude = 1;                                // gaussian, point
+  TimeFunction time;
 };
 
 }  // namespace heatwave

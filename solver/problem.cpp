@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "io/errors.hpp"
+#include "solver/media.hpp"
 
 namespace heatwave {
 
@@ -46,6 +47,26 @@ Problem Problem::from(const Config& config) {
     p.spacing[a] = config.length[a] / static_cast<double>(p.periodic[a] ? p.points[a] : p.points[a] - 1);
   }
 
+  // Media: each coefficient field's extremes (reading and checking its file);
+  // the largest value is the one the stability limit takes.
+  p.material = config.material;
+  p.sources = config.sources;
+  std::string extremes;
+  for (const CoefficientSpec& spec : info(p.equation).coefficients) {
+    const auto it = p.material.find(spec.key);
+    if (it == p.material.end()) continue;
+    const ValueRange range = medium_range(config.source, spec, it->second, p.points, p.dims);
+    p.material_range[spec.key] = {range.min, range.max};
+    p.coefficients.set(spec.key, range.max);
+    std::ostringstream e;
+    e.precision(6);
+    e << "; " << spec.key << " (material." << spec.key << ", " << to_string(it->second.type) << ") ranges over ["
+      << range.min << ", " << range.max << "], and the limit takes its largest value";
+    extremes += e.str();
+  }
+  for (std::size_t i = 0; i < p.sources.size(); ++i)
+    if (p.sources[i].type == SourceType::field) check_source_file(config.source, i, p.sources[i], p.points, p.dims);
+
   const double dt_max = p.stability_limit() / p.stability_number_for(1.0);
   std::ostringstream msg;
   msg.precision(6);
@@ -54,7 +75,7 @@ Problem Problem::from(const Config& config) {
     if (number > p.stability_limit() * (1 + 1e-12)) {
       msg << config.source << ": 'time.dt' = " << *config.dt << " is past the stability limit of the "
           << to_string(config.equation) << " equation with stencil radius " << config.radius << ": "
-          << p.stability_rule() << " requires dt <= " << dt_max << " (here the number is " << number << ")";
+          << p.stability_rule() << " requires dt <= " << dt_max << " (here the number is " << number << ")" << extremes;
       throw Error(ExitCode::unstable, msg.str());
     }
     p.dt = *config.dt;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -32,7 +33,12 @@ struct Problem {
   std::array<double, 3> length{1, 1, 1};
   std::array<double, 3> spacing{1, 1, 1};  // vertex-centred: L/(N-1); periodic axes L/N
   std::array<bool, 3> periodic{false, false, false};
+  // The equation's coefficients: a constant each, or for one that varies in
+  // space (in `material`) its largest value, which the stability limit takes.
   Coefficients coefficients;
+  std::map<std::string, Medium, std::less<>> material;
+  std::map<std::string, std::pair<double, double>, std::less<>> material_range;  // (min, max) of each
+  std::vector<Source> sources;
   std::array<std::array<BoundaryFace, 2>, 3> faces{};  // [axis][low, high]
   InitialCondition initial;
   std::optional<InitialCondition> velocity;  // equations second order in time; zero when absent
@@ -66,6 +72,8 @@ struct Problem {
   }
 
   long global_points() const;
+  // Whether a coefficient varies in space (the backends' variable-coefficient path).
+  bool varies() const { return !material.empty(); }
   int levels() const { return info(equation).levels; }
   // The fewest bytes a cell update moves through memory: every level read
   // once and u^{n+1} written once (the roofline's unit).

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "io/errors.hpp"
 #include "solver/initial.hpp"
+#include "solver/media.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatwave {
@@ -51,6 +53,7 @@ class HostBackend final : public Backend<D, Real> {
         domain_(domain),
         strides_(domain.layout.strides()),
         update_(Eq::template Update<Real>::make(problem.coefficients, problem.dt)) {
+    if (problem.varies() || !problem.sources.empty()) media_ = MediaFields<D, Real, Eq>::make(problem, domain);
     const std::size_t n = domain_.layout.storage_size();
     // Poison: a stencil that reads a point nobody wrote turns the answer to NaN.
     u_.assign(n, std::numeric_limits<Real>::quiet_NaN());
@@ -120,6 +123,7 @@ class HostBackend final : public Backend<D, Real> {
   // overwrites.
   template <int R>
   void step_box(const Box<D>& box) {
+    if (media_) return step_box_media<R>(box, *media_);
     const auto lap = laplacian<R>();
     const auto up = update_;
     const Real* u = u_.data();
@@ -137,6 +141,42 @@ class HostBackend final : public Backend<D, Real> {
       } else {
 #pragma omp simd
         for (long x = 0; x < n; ++x) next[p0 + x] = up.step(u[p0 + x], next[p0 + x], lap(u, p0 + x));
+      }
+    });
+  }
+
+  // The same step where coefficients vary or sources are given: the flux
+  // form's operator or the point's own update, then each source's f(t) q(x)
+  // summed in config order and added (Update::force).
+  template <int R>
+  void step_box_media(const Box<D>& box, const MediaFields<D, Real, Eq>& m) {
+    const auto lap = laplacian<R>();
+    FluxDivergence<D, R, Real> flux{};
+    if (m.flux_form())
+      for (int a = 0; a < D; ++a) {
+        flux.stride[a] = strides_[a];
+        for (int j = 0; j < R; ++j) flux.pair[a][j] = m.pairs[a * R + j].data();
+      }
+    const std::vector<Real> f = m.factors(problem_.time_at(step_));
+    std::vector<const Real*> q;
+    for (const auto& field : m.sources) q.push_back(field.data());
+    const Real* u = u_.data();
+    Real* next = u_next_.data();
+    const long n = box.extent(0);
+    const bool start = Eq::levels == 2 && step_ == 0;
+    parallel_rows(box, [&](const Index<D>& i) {
+      const long p0 = domain_.layout.offset(i);
+      for (long x = 0; x < n; ++x) {
+        const long p = p0 + x;
+        const auto& up = m.updates.empty() ? m.uniform : m.updates[p];
+        const Real l = m.flux_form() ? flux(u, p) : lap(u, p);
+        Real v = start ? up.start(u[p], next[p], l) : up.step(u[p], next[p], l);
+        if (!q.empty()) {
+          Real sum = 0;
+          for (std::size_t t = 0; t < q.size(); ++t) sum = fused(f[t], q[t][p], sum);
+          v = up.force(v, sum, start);
+        }
+        next[p] = v;
       }
     });
   }
@@ -196,6 +236,7 @@ class HostBackend final : public Backend<D, Real> {
     const Real* prev = u_next_.data();
     const double dt = problem_.dt, c2 = Eq::energy_c2(problem_.coefficients);
     const bool energy = Eq::has_energy && step_ > 0;
+    const double* kinetic_weight = media_ && !media_->kinetic_weight.empty() ? media_->kinetic_weight.data() : nullptr;
     double mn = std::numeric_limits<double>::infinity(), mx = -mn, w_sum = 0, sum = 0, sq = 0, kin = 0, pot = 0;
     long bad = 0;
     long rows = 1;
@@ -225,7 +266,7 @@ class HostBackend final : public Backend<D, Real> {
         w_sum += w, sum += w * v, sq += w * v * v;
         if (energy && row_updated && x >= updated.lo[0] && x < updated.hi[0]) {
           const double du = (v - prev[p]) / dt;
-          kin += w * du * du;
+          kin += w * du * du * (kinetic_weight ? kinetic_weight[p] : 1.0);
           pot -= w * c2 * prev[p] * static_cast<double>(lap(u, p));
         }
       }
@@ -241,6 +282,7 @@ class HostBackend final : public Backend<D, Real> {
   LocalDomain<D> domain_;
   Index<D> strides_;
   typename Eq::template Update<Real> update_;
+  std::optional<MediaFields<D, Real, Eq>> media_;  // where coefficients vary or sources are given
   // u^n, and the buffer a step writes u^{n+1} into (swapped after the step).
   std::vector<Real> u_, u_next_;
   long step_ = 0;

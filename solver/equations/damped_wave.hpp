@@ -24,20 +24,27 @@ struct DampedWave : Wave {
   // (u' - 2u + u_prev)/dt^2 + gamma (u' - u_prev)/(2 dt) = c^2 lap(u), so with
   // d = gamma*dt/2:   u' = (2u - (1 - d) u_prev + (c*dt)^2 lap(u)) / (1 + d)
   // first step:       u' = u + (dt - gamma*dt^2/2) v0 + (c*dt)^2/2 lap(u)
+  // A source s adds dt^2/(1+d) s (first step: dt^2/2 s) after the step.
   template <class Real>
   struct Update {
     Real two_u, prev, lap_weight;  // 2/(1+d), (1-d)/(1+d), (c*dt)^2/(1+d)
     Real start_v0, half_c2dt2;     // dt - gamma*dt^2/2, (c*dt)^2/2
+    Real source, start_source;     // dt^2/(1+d), dt^2/2
     static Update make(const Coefficients& k, double dt) {
       const double c = k.get("c"), d = 0.5 * k.get("gamma") * dt;
-      return {static_cast<Real>(2 / (1 + d)), static_cast<Real>((1 - d) / (1 + d)),
-              static_cast<Real>(c * c * dt * dt / (1 + d)), static_cast<Real>(dt - d * dt),
-              static_cast<Real>(0.5 * c * c * dt * dt)};
+      return {static_cast<Real>(2 / (1 + d)),
+              static_cast<Real>((1 - d) / (1 + d)),
+              static_cast<Real>(c * c * dt * dt / (1 + d)),
+              static_cast<Real>(dt - d * dt),
+              static_cast<Real>(0.5 * c * c * dt * dt),
+              static_cast<Real>(dt * dt / (1 + d)),
+              static_cast<Real>(0.5 * dt * dt)};
     }
     HW_HD Real step(Real u, Real u_prev, Real lap) const {
       return fused(lap_weight, lap, fused(two_u, u, -prev * u_prev));
     }
     HW_HD Real start(Real u, Real v0, Real lap) const { return fused(half_c2dt2, lap, fused(start_v0, v0, u)); }
+    HW_HD Real force(Real next, Real s, bool start) const { return fused(start ? start_source : source, s, next); }
   };
 
   // A mode of eigenvalue S obeys u^{n+1} = (a + e S) u^n - b u^{n-1} (a, b, e

@@ -13,6 +13,9 @@ struct Heat {
   static constexpr int levels = 1;
   static constexpr std::array<const char*, levels> level_names{"u"};
   static constexpr std::array<CoefficientSpec, 1> coefficients{{{"alpha", 1.0, false, "the diffusivity"}}};
+  // The coefficient that, varying in space, sits inside the divergence:
+  // div(alpha grad u), with one flux per pair of points (solver/stencil.hpp).
+  static constexpr const char* flux_coefficient = "alpha";
   static constexpr Conserved conserved = Conserved::mean;
   static constexpr bool has_energy = false;
 
@@ -26,12 +29,16 @@ struct Heat {
   }
 
   //   u' = u + alpha*dt * lap(u)   (u_prev unused: one level)
+  // and with a source q (after the step): u' += dt * q.
   template <class Real>
   struct Update {
-    Real alpha_dt;
-    static Update make(const Coefficients& k, double dt) { return {static_cast<Real>(k.get("alpha") * dt)}; }
+    Real alpha_dt, dt;
+    static Update make(const Coefficients& k, double dt) {
+      return {static_cast<Real>(k.get("alpha") * dt), static_cast<Real>(dt)};
+    }
     HW_HD Real step(Real u, Real /*u_prev*/, Real lap) const { return fused(alpha_dt, lap, u); }
     HW_HD Real start(Real u, Real u_prev, Real lap) const { return step(u, u_prev, lap); }
+    HW_HD Real force(Real next, Real q, bool /*start*/) const { return fused(dt, q, next); }
   };
 
   // A mode with discrete eigenvalue S is multiplied by g = 1 + alpha*dt*S a step;

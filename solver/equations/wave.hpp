@@ -22,6 +22,9 @@ struct Wave {
   static constexpr int levels = 2;
   static constexpr std::array<const char*, levels> level_names{"u", "u_previous"};
   static constexpr std::array<CoefficientSpec, 1> coefficients{{{"c", 1.0, false, "the wave speed"}}};
+  // No coefficient goes inside the Laplacian: c varying in space is c(x)^2 lap u,
+  // a factor per point of the update.
+  static constexpr const char* flux_coefficient = nullptr;
   static constexpr Conserved conserved = Conserved::energy;
   static constexpr bool has_energy = true;
 
@@ -36,16 +39,19 @@ struct Wave {
 
   //   u' = 2u - u_prev + (c*dt)^2 * lap(u)
   //   first step: u' = u + dt*v0 + (c*dt)^2/2 * lap(u)   (v0 sits where u_prev will)
+  // and with a source s (after the step): u' += dt^2 s, on the first step dt^2/2 s.
   template <class Real>
   struct Update {
-    Real c2dt2, half_c2dt2, dt;
+    Real c2dt2, half_c2dt2, dt, dt2, half_dt2;
     static Update make(const Coefficients& k, double dt) {
       const double c = k.get("c");
       return {static_cast<Real>(c * c * dt * dt), static_cast<Real>(0.5 * c * c * dt * dt),
-              static_cast<Real>(start_velocity_scale * dt)};
+              static_cast<Real>(start_velocity_scale * dt), static_cast<Real>(dt * dt),
+              static_cast<Real>(0.5 * dt * dt)};
     }
     HW_HD Real step(Real u, Real u_prev, Real lap) const { return fused(c2dt2, lap, Real(2) * u - u_prev); }
     HW_HD Real start(Real u, Real v0, Real lap) const { return fused(half_c2dt2, lap, fused(dt, v0, u)); }
+    HW_HD Real force(Real next, Real s, bool start) const { return fused(start ? half_dt2 : dt2, s, next); }
   };
 
   // With v0 = 0 a mode of eigenvalue S goes as cos(n*theta), cos(theta) =

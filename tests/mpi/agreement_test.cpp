@@ -41,6 +41,7 @@ struct Case {
   int dims;
   std::string boundary;  // name of a boundary set below
   int radius;
+  bool media = false;  // coefficients that vary in space, and sources
 };
 
 std::string boundary_yaml(const std::string& name, int dims) {
@@ -67,7 +68,24 @@ std::string case_yaml(const Case& c, const std::vector<int>& decomposition, cons
                      "\nthreads: 1\nparallel: {exchange_every: " + exchange_every +
                      ", overlap: " + (overlap ? "true" : "false") + ", decomposition: [" + decomp +
                      "], halo_transport: " + transport_under_test() + "}\n";
-  if (c.equation == "wave") yaml += "velocity: {type: random, seed: 7, amplitude: 0.5}\n";
+  if (c.equation != "heat") yaml += "velocity: {type: random, seed: 7, amplitude: 0.5}\n";
+  if (c.media) {
+    // Layers across the rank boundaries, and a point source between two ranks' points.
+    const std::string axis = c.dims == 3 ? "z" : "y";
+    if (c.equation == "heat")
+      yaml += "material: {alpha: {type: layers, axis: " + axis + ", interfaces: [0.37, 0.71], values: [1, 0.3, 2]}}\n";
+    else
+      yaml += "material: {c: {type: layers, axis: x, interfaces: [0.5], values: [1, 0.5]}" +
+              std::string(c.equation == "damped_wave"
+                              ? ", gamma: {type: layers, axis: " + axis + ", interfaces: [0.6], values: [0, 4]}"
+                              : "") +
+              "}\n";
+    const std::string middle = c.dims == 3 ? "[0.5, 0.47, 0.52]" : "[0.5, 0.47]";
+    yaml +=
+        "sources:\n  - {type: gaussian, width: 0.2, amplitude: 3, time: {type: ricker, frequency: 5, delay: 0}}\n"
+        "  - {type: point, position: " +
+        middle + ", amplitude: 2, time: {type: sine, frequency: 3}}\n";
+  }
   return yaml;
 }
 
@@ -85,15 +103,15 @@ std::vector<std::vector<int>> decompositions(int dims, int ranks) {
 }
 
 std::vector<Level> levels_of(const Case& c) {
-  if (c.equation == "wave") return {Level::current, Level::previous};
+  if (c.equation != "heat") return {Level::current, Level::previous};
   return {Level::current};
 }
 
 template <int D, class Real>
 void check_agreement(const Case& c) {
   const int rank = world(MPI_Comm_rank), ranks = world(MPI_Comm_size);
-  const std::string name =
-      c.equation + " " + std::to_string(D) + "D " + c.boundary + " radius " + std::to_string(c.radius);
+  const std::string name = c.equation + " " + std::to_string(D) + "D " + c.boundary + " radius " +
+                           std::to_string(c.radius) + (c.media ? " with media and sources" : "");
   std::vector<std::vector<Real>> expected;
   if (rank == 0) {
     Simulation<D, Real> one(test::config_from(case_yaml(c, std::vector<int>(D, 1), "1", false)), MPI_COMM_SELF);
@@ -147,12 +165,18 @@ std::vector<Case> all_cases() {
     for (int dims : {2, 3})
       for (std::size_t b = 0; b < boundaries.size(); ++b)  // both radii for every boundary type
         cases.push_back({equation, dims, boundaries[b], 1 + static_cast<int>((b + dims + (equation == "wave")) % 2)});
+  // Media and sources (the host backend only, so far: docs/design.md).
+  if (backend_under_test() == "host")
+    for (const std::string equation : {"heat", "wave", "damped_wave"})
+      for (int dims : {2, 3})
+        cases.push_back({equation, dims, dims == 2 ? "mixed" : "neumann", dims == 2 ? 2 : 1, true});
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryCase, MpiAgreement, ::testing::ValuesIn(all_cases()), [](const auto& info) {
   const Case& c = info.param;
-  return c.equation + std::to_string(c.dims) + "D_" + c.boundary + "_radius" + std::to_string(c.radius);
+  return c.equation + std::to_string(c.dims) + "D_" + c.boundary + "_radius" + std::to_string(c.radius) +
+         (c.media ? "_media" : "");
 });
 
 }  // namespace

@@ -1,0 +1,312 @@
+#include "solver/media.hpp"
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "io/errors.hpp"
+#include "io/hdf5.hpp"
+
+namespace heatwave {
+
+namespace {
+
+constexpr double pi = 3.14159265358979323846;
+
+// The grid's shape as a dataset holds it: C order (z, y, x).
+std::vector<std::uint64_t> file_shape(const std::array<long, 3>& points, int dims) {
+  std::vector<std::uint64_t> shape;
+  for (int a = dims - 1; a >= 0; --a) shape.push_back(static_cast<std::uint64_t>(points[a]));
+  return shape;
+}
+
+// Opens `path` and checks that `dataset` is there with the grid's shape.
+std::unique_ptr<hdf5::Reader> open_field(const std::string& what, const std::string& path, const std::string& dataset,
+                                         const std::array<long, 3>& points, int dims) {
+  if (!std::filesystem::exists(path)) throw Error(ExitCode::file_not_found, what + " = " + path + ": no such file");
+  auto file = std::make_unique<hdf5::Reader>(path);
+  if (!file->has_dataset(dataset))
+    throw Error(ExitCode::invalid_value, what + ": " + path + " has no dataset '" + dataset + "'");
+  const auto found = file->shape(dataset), needed = file_shape(points, dims);
+  if (found != needed)
+    throw Error(ExitCode::invalid_value,
+                fmt::format("{}: dataset '{}' of {} has shape [{}], but the grid needs [{}] (z, y, x order: x "
+                            "fastest, grid.points reversed)",
+                            what, dataset, path, fmt::join(found, ", "), fmt::join(needed, ", ")));
+  return file;
+}
+
+// Calls each(value, global index) over a whole dataset, read a slab of the
+// outermost axis at a time.
+template <class F>
+void for_each_value(const hdf5::Reader& file, const std::string& dataset, const std::array<long, 3>& points, int dims,
+                    F&& each) {
+  hdf5::Block slab;
+  slab.global = file_shape(points, dims);
+  slab.offset.assign(dims, 0);
+  slab.count = slab.global;
+  slab.count[0] = 1;
+  std::uint64_t per_slab = 1;
+  for (int a = 1; a < dims; ++a) per_slab *= slab.count[a];
+  std::vector<double> values(per_slab);
+  for (std::uint64_t s = 0; s < slab.global[0]; ++s) {
+    slab.offset[0] = s;
+    file.read(dataset, slab, values.data());
+    for (std::uint64_t i = 0; i < per_slab; ++i) each(values[i], s * per_slab + i);
+  }
+}
+
+// The global index, in words, of the linear index of a dataset (x fastest).
+std::string point_name(std::uint64_t linear, const std::array<long, 3>& points, int dims) {
+  std::vector<long> index;
+  for (int a = 0; a < dims; ++a) index.push_back(static_cast<long>(linear % points[a])), linear /= points[a];
+  return fmt::format("[{}] (x, y, z)", fmt::join(index, ", "));
+}
+
+// The value a storage point takes from a field file, read with one
+// hyperslab per combination of contiguous runs of the global indices the
+// storage box needs (a periodic halo needs the far side of the axis).
+template <int D>
+std::vector<double> sample_file(const Problem& p, const std::string& path, const std::string& dataset,
+                                const LocalDomain<D>& domain) {
+  const hdf5::Reader file(path);
+  const Box<D> storage = domain.layout.storage_box();
+  std::array<std::vector<long>, D> global;                 // per axis: the global index of each storage index
+  std::array<std::vector<std::pair<long, long>>, D> runs;  // per axis: (first global index, count)
+  std::array<std::map<long, long>, D> position;            // per axis: global index -> compressed position
+  for (int a = 0; a < D; ++a) {
+    for (long i = storage.lo[a]; i < storage.hi[a]; ++i)
+      global[a].push_back(sample_index(i + domain.offset[a], p.points[a], p.periodic[a]));
+    std::vector<long> needed = global[a];
+    std::sort(needed.begin(), needed.end());
+    needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+    for (std::size_t k = 0; k < needed.size(); ++k) {
+      position[a][needed[k]] = static_cast<long>(k);
+      if (runs[a].empty() || needed[k] != runs[a].back().first + runs[a].back().second)
+        runs[a].emplace_back(needed[k], 1);
+      else
+        ++runs[a].back().second;
+    }
+  }
+  std::array<long, D> compressed{};
+  long total = 1;
+  for (int a = 0; a < D; ++a) compressed[a] = static_cast<long>(position[a].size()), total *= compressed[a];
+  std::vector<double> values(static_cast<std::size_t>(total));
+  // Every combination of runs, one block each.
+  std::array<std::size_t, D> pick{};
+  for (;;) {
+    hdf5::Block block;
+    block.global = file_shape(p.points, D);
+    long size = 1;
+    for (int a = D - 1; a >= 0; --a) {
+      block.offset.push_back(static_cast<std::uint64_t>(runs[a][pick[a]].first));
+      block.count.push_back(static_cast<std::uint64_t>(runs[a][pick[a]].second));
+      size *= runs[a][pick[a]].second;
+    }
+    std::vector<double> part(static_cast<std::size_t>(size));
+    file.read(dataset, block, part.data());
+    for (long k = 0; k < size; ++k) {
+      long rest = k, target = 0, scale = 1;
+      for (int a = 0; a < D; ++a) {
+        const auto [first, count] = runs[a][pick[a]];
+        target += position[a][first + rest % count] * scale;
+        rest /= count, scale *= compressed[a];
+      }
+      values[static_cast<std::size_t>(target)] = part[static_cast<std::size_t>(k)];
+    }
+    int a = 0;
+    while (a < D && ++pick[a] == runs[a].size()) pick[a++] = 0;
+    if (a == D) break;
+  }
+  std::vector<double> field(domain.layout.storage_size(), std::numeric_limits<double>::quiet_NaN());
+  Index<D> i;
+  const long points = storage.size();
+  for (long k = 0; k < points; ++k) {
+    long rest = k, target = 0, scale = 1;
+    for (int a = 0; a < D; ++a) {
+      i[a] = storage.lo[a] + rest % storage.extent(a);
+      rest /= storage.extent(a);
+      target += position[a][global[a][i[a] - storage.lo[a]]] * scale;
+      scale *= compressed[a];
+    }
+    field[domain.layout.offset(i)] = values[static_cast<std::size_t>(target)];
+  }
+  return field;
+}
+
+// Calls f(storage index, sample point's global index) at every storage point.
+template <int D, class F>
+void for_each_storage_point(const Problem& p, const LocalDomain<D>& domain, F&& f) {
+  const Box<D> storage = domain.layout.storage_box();
+  Index<D> i;
+  long g[max_dims] = {0, 0, 0};
+  for (long k = 0; k < storage.size(); ++k) {
+    long rest = k;
+    for (int a = 0; a < D; ++a) {
+      i[a] = storage.lo[a] + rest % storage.extent(a);
+      rest /= storage.extent(a);
+      g[a] = sample_index(i[a] + domain.offset[a], p.points[a], p.periodic[a]);
+    }
+    f(i, g);
+  }
+}
+
+}  // namespace
+
+long sample_index(long g, long n, bool periodic) {
+  if (periodic) return ((g % n) + n) % n;
+  if (n == 1) return 0;
+  const long period = 2 * (n - 1);  // mirror images repeat with this period
+  g = ((g % period) + period) % period;
+  return g < n ? g : period - g;
+}
+
+ValueRange medium_range(const std::string& config, const CoefficientSpec& spec, const Medium& medium,
+                        const std::array<long, 3>& points, int dims) {
+  switch (medium.type) {
+    case MediumType::constant:
+      return {medium.value, medium.value};
+    case MediumType::layers: {
+      const auto [lo, hi] = std::minmax_element(medium.values.begin(), medium.values.end());
+      return {*lo, *hi};
+    }
+    case MediumType::file:
+      break;
+  }
+  const std::string what = config + ": 'material." + spec.key + ".path'";
+  const auto file = open_field(what, medium.path, medium.dataset, points, dims);
+  ValueRange range{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  for_each_value(*file, medium.dataset, points, dims, [&](double v, std::uint64_t linear) {
+    if (!std::isfinite(v) || (spec.zero_allowed ? v < 0 : v <= 0))
+      throw Error(ExitCode::invalid_value,
+                  fmt::format("{}: dataset '{}' of {} holds {} at {}: {} ({}) must be {}", what, medium.dataset,
+                              medium.path, v, point_name(linear, points, dims), spec.meaning, spec.key,
+                              spec.zero_allowed ? "finite and >= 0" : "finite and > 0"));
+    range.min = std::min(range.min, v), range.max = std::max(range.max, v);
+  });
+  return range;
+}
+
+void check_source_file(const std::string& config, std::size_t index, const Source& source,
+                       const std::array<long, 3>& points, int dims) {
+  const std::string what = config + ": 'sources[" + std::to_string(index) + "].path'";
+  const auto file = open_field(what, source.path, source.dataset, points, dims);
+  for_each_value(*file, source.dataset, points, dims, [&](double v, std::uint64_t linear) {
+    if (!std::isfinite(v))
+      throw Error(ExitCode::invalid_value,
+                  fmt::format("{}: dataset '{}' of {} holds {} at {}: a source must be finite", what, source.dataset,
+                              source.path, v, point_name(linear, points, dims)));
+  });
+}
+
+template <int D>
+std::vector<double> medium_field(const Problem& p, const std::string& key, const LocalDomain<D>& domain) {
+  const auto it = p.material.find(key);
+  std::vector<double> field(domain.layout.storage_size(), std::numeric_limits<double>::quiet_NaN());
+  if (it == p.material.end()) {
+    const double value = p.coefficients.get(key);
+    for_each_storage_point(p, domain, [&](const Index<D>& i, const long*) { field[domain.layout.offset(i)] = value; });
+    return field;
+  }
+  const Medium& m = it->second;
+  switch (m.type) {
+    case MediumType::constant:
+      for_each_storage_point(p, domain,
+                             [&](const Index<D>& i, const long*) { field[domain.layout.offset(i)] = m.value; });
+      break;
+    case MediumType::layers:
+      for_each_storage_point(p, domain, [&](const Index<D>& i, const long* g) {
+        const double x = static_cast<double>(g[m.axis]) * p.spacing[m.axis];
+        // The layer holding x: past every interface at or below it.
+        const auto layer = std::upper_bound(m.interfaces.begin(), m.interfaces.end(), x) - m.interfaces.begin();
+        field[domain.layout.offset(i)] = m.values[static_cast<std::size_t>(layer)];
+      });
+      break;
+    case MediumType::file:
+      field = sample_file(p, m.path, m.dataset, domain);
+      break;
+  }
+  return field;
+}
+
+template <int D>
+std::vector<double> source_field(const Problem& p, const Source& s, const LocalDomain<D>& domain) {
+  std::vector<double> field(domain.layout.storage_size(), std::numeric_limits<double>::quiet_NaN());
+  switch (s.type) {
+    case SourceType::field:
+      return sample_file(p, s.path, s.dataset, domain);
+    case SourceType::gaussian:
+      for_each_storage_point(p, domain, [&](const Index<D>& i, const long* g) {
+        double r2 = 0;
+        for (int a = 0; a < D; ++a) {
+          const double d = static_cast<double>(g[a]) * p.spacing[a] - s.center[a];
+          r2 += d * d;
+        }
+        field[domain.layout.offset(i)] = s.amplitude * std::exp(-r2 / (2 * s.width * s.width));
+      });
+      return field;
+    case SourceType::point:
+      break;
+  }
+  // A point source: per axis the two grid points around the position and
+  // their linear weights (one point when the position is on a grid point).
+  std::array<std::array<std::pair<long, double>, 2>, D> around{};
+  double volume = 1;
+  for (int a = 0; a < D; ++a) {
+    const double q = s.center[a] / p.spacing[a];
+    long lo = static_cast<long>(std::floor(q));
+    double frac = q - static_cast<double>(lo);
+    if (lo >= p.points[a] - 1 && !p.periodic[a]) lo = p.points[a] - 1, frac = 0;  // on the high face
+    around[a][0] = {lo, 1 - frac};
+    around[a][1] = {p.periodic[a] ? (lo + 1) % p.points[a] : lo + 1, frac};
+    volume *= p.spacing[a];
+  }
+  for_each_storage_point(p, domain, [&](const Index<D>& i, const long* g) {
+    // Only a point's own index counts, not a mirror image: a ghost point is not the point.
+    double weight = 1;
+    for (int a = 0; a < D && weight != 0; ++a) {
+      const long own = i[a] + domain.offset[a];
+      const long global = p.periodic[a] ? sample_index(own, p.points[a], true) : own;
+      double w = 0;
+      for (const auto& [index, share] : around[a])
+        if (global == index && global == g[a]) w += share;
+      // The trapezoid weight of a non-periodic boundary point is 1/2.
+      if (!p.periodic[a] && (global == 0 || global == p.points[a] - 1)) w *= 2;
+      weight *= w;
+    }
+    field[domain.layout.offset(i)] = s.amplitude * weight / volume;
+  });
+  return field;
+}
+
+double time_factor(const TimeFunction& f, double t) {
+  switch (f.type) {
+    case TimeFunctionType::constant:
+      return 1;
+    case TimeFunctionType::ricker: {
+      const double x = pi * f.frequency * (t - f.delay), a = x * x;
+      return (1 - 2 * a) * std::exp(-a);
+    }
+    case TimeFunctionType::sine:
+      return std::sin(2 * pi * f.frequency * t);
+    case TimeFunctionType::gaussian: {
+      const double d = t - f.delay;
+      return std::exp(-d * d / (2 * f.width * f.width));
+    }
+  }
+  return 0;
+}
+
+#define HW_MEDIA(D)                                                                                     \
+  template std::vector<double> medium_field(const Problem&, const std::string&, const LocalDomain<D>&); \
+  template std::vector<double> source_field(const Problem&, const Source&, const LocalDomain<D>&);
+HW_MEDIA(2)
+HW_MEDIA(3)
+
+}  // namespace heatwave
