@@ -47,14 +47,22 @@ cases:
 )";
 
 // A benchmark case: homogeneous Dirichlet, fresh random data, dt: auto.
+// media: constant, or layers (the equation's first coefficient in two
+// layers along y: a coefficient field every step reads).
 Config case_config(const std::string& backend, const std::string& equation, const std::string& precision, int radius,
-                   const std::vector<long>& grid, int seed) {
+                   const std::vector<long>& grid, const std::string& media, int seed) {
   std::string points;
   for (long n : grid) points += (points.empty() ? "" : ", ") + std::to_string(n);
+  std::string material;
+  if (media == "layers") {
+    const auto kind = equation_named(equation);
+    const char* key = kind ? info(*kind).coefficients[0].key : "alpha";
+    material = fmt::format("material: {{{}: {{type: layers, axis: y, interfaces: [0.5], values: [1.0, 0.5]}}}}\n", key);
+  }
   return load_config_text(fmt::format("equation: {}\nprecision: {}\ngrid: {{points: [{}]}}\nstencil: {{radius: {}}}\n"
                                       "time: {{dt: auto, steps: 1}}\nboundary: dirichlet\n"
-                                      "initial: {{type: random, seed: {}}}\nbackend: {}\n",
-                                      equation, precision, points, radius, seed, backend),
+                                      "initial: {{type: random, seed: {}}}\nbackend: {}\n{}",
+                                      equation, precision, points, radius, seed, backend, material),
                           "<bench case>");
 }
 
@@ -73,7 +81,7 @@ Suite load_suite(const std::string& text, const std::string& source) {
   if (!cases.IsSequence() || cases.size() == 0) top.invalid("cases", "must be a non-empty list of case matrices");
   for (std::size_t i = 0; i < cases.size(); ++i) {
     yaml::Section c(cases[i], "cases[" + std::to_string(i) + "]", source,
-                    {"backend", "equation", "precision", "radius", "grid", "cluster"});
+                    {"backend", "equation", "precision", "radius", "grid", "cluster", "media"});
     const auto backends = c.list<std::string>("backend");
     const auto equations = c.list<std::string>("equation");
     const auto precisions = c.list<std::string>("precision");
@@ -92,6 +100,10 @@ Suite load_suite(const std::string& text, const std::string& source) {
     }
     // cuda-cluster launch plans ("cx,cy,tile_x,tile_y,tile_z,k,threads_y"; auto:
     // tuned or cached): one case each, for ablations.
+    std::vector<std::string> media{"constant"};
+    if (c.has("media")) media = c.list<std::string>("media");
+    for (const auto& m : media)
+      if (m != "constant" && m != "layers") c.invalid("media", "entries must be constant or layers, not '" + m + "'");
     std::vector<std::string> plans{"auto"};
     if (c.has("cluster")) plans = c.list<std::string>("cluster");
     std::vector<std::optional<cuda::ClusterPlan>> parsed;
@@ -107,11 +119,12 @@ Suite load_suite(const std::string& text, const std::string& source) {
         for (const auto& p : precisions)
           for (int r : radii)
             for (const auto& points : grid_list)
-              for (const auto& plan : parsed) {  // a new seed per case: fresh random data
-                Config config = case_config(b, e, p, r, points, static_cast<int>(s.cases.size()) + 1);
-                if (plan) config.run.cluster = cuda::fixed_settings(*plan);
-                s.cases.push_back(config);
-              }
+              for (const auto& m : media)
+                for (const auto& plan : parsed) {  // a new seed per case: fresh random data
+                  Config config = case_config(b, e, p, r, points, m, static_cast<int>(s.cases.size()) + 1);
+                  if (plan) config.run.cluster = cuda::fixed_settings(*plan);
+                  s.cases.push_back(config);
+                }
   }
   return s;
 }
@@ -239,21 +252,26 @@ int run(const Options& o) {
                             source, skipped, no_gpu));
   if (skipped > 0) spdlog::warn("{} of {} case(s) skipped: {}", skipped, suite.cases.size(), no_gpu);
   std::printf(
-      "\n| backend | equation | dims | precision | radius | grid | Gcells/s | GB/s | %% roofline | spread | plan |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+      "\n| backend | equation | dims | precision | radius | grid | media | Gcells/s | GB/s | %% roofline | spread | "
+      "plan "
+      "|\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const Row& r : rows) {
     const Config& c = r.config;
     std::string grid;
     for (int a = 0; a < c.dims; ++a) grid += (a ? "x" : "") + std::to_string(c.points[a]);
-    std::printf("| %s | %s | %dD | %s | %d | %s | %.2f | %.0f | %.1f | %.1f%% | %s |\n", r.backend.c_str(),
-                to_string(c.equation), c.dims, to_string(c.precision), c.radius, grid.c_str(), r.cells_per_second / 1e9,
-                r.bandwidth / 1e9, 100 * r.bandwidth / r.roofline, 100 * r.spread, r.plan.c_str());
+    const char* media = c.material.empty() ? "constant" : "layers";
+    std::printf("| %s | %s | %dD | %s | %d | %s | %s | %.2f | %.0f | %.1f | %.1f%% | %s |\n", r.backend.c_str(),
+                to_string(c.equation), c.dims, to_string(c.precision), c.radius, grid.c_str(), media,
+                r.cells_per_second / 1e9, r.bandwidth / 1e9, 100 * r.bandwidth / r.roofline, 100 * r.spread,
+                r.plan.c_str());
     out["cases"].push_back({{"backend", r.backend},
                             {"equation", to_string(c.equation)},
                             {"dims", c.dims},
                             {"precision", to_string(c.precision)},
                             {"radius", c.radius},
                             {"grid", std::vector<long>(c.points.begin(), c.points.begin() + c.dims)},
+                            {"media", media},
                             {"seconds_per_step", r.seconds_per_step},
                             {"cells_per_second", r.cells_per_second},
                             {"bytes_per_update", r.bytes_per_update},

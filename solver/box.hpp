@@ -48,6 +48,19 @@ std::vector<Box<D>> box_difference(const Box<D>& outer, const Box<D>& inner) {
   return slabs;
 }
 
+// The n-th point of a box, x fastest.
+template <int D>
+HW_HD Index<D> box_point(const Box<D>& box, long n) {
+  Index<D> i;
+  HW_UNROLL
+  for (int a = 0; a < D; ++a) {
+    const long e = box.extent(a);
+    i[a] = box.lo[a] + n % e;
+    n /= e;
+  }
+  return i;
+}
+
 // Linear addressing of a local field with a halo of width `halo`, x fastest.
 // With align > 1 (the CUDA backend's vector loads) every x row is padded so
 // that x = 0 and the row pitch fall on multiples of `align` elements, with at

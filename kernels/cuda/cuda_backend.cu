@@ -43,7 +43,7 @@ class CudaBackend final : public GpuBackend<D, Real> {
     for (int j = 1; j <= k; ++j) {
       const Box<D> inner = inner_box(j);
       if (inner.empty()) break;
-      step_kernel_->launch(level(j - 1), level(j), inner, step_ + j - 1 == 0, inner_stream_.get());
+      step_kernel_->launch(level(j - 1), level(j), inner, step_ + j - 1, inner_stream_.get());
       // The physical ghosts the next inner step reads: along exchanged axes
       // only those of the inner points (the rest of the field is the exchange's).
       Box<D> window = fields_.domain().layout.storage_box();
@@ -59,7 +59,7 @@ class CudaBackend final : public GpuBackend<D, Real> {
     HW_CUDA(cudaStreamWaitEvent(fields_.stream(), inner_done_, 0));
     for (int j = 1; j <= chunk_; ++j) {
       for (const Box<D>& rim : box_difference(fields_.domain().update_box(problem_.radius, chunk_ - j), inner_box(j)))
-        step_kernel_->launch(level(j - 1), level(j), rim, step_ + j - 1 == 0, fields_.stream());
+        step_kernel_->launch(level(j - 1), level(j), rim, step_ + j - 1, fields_.stream());
       fields_.fill_ghosts(level(j));
     }
     if (chunk_ % 2) std::swap(fields_.u, fields_.u_next);

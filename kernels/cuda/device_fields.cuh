@@ -42,7 +42,8 @@ class DeviceFields {
   void pack(const Real* field, const Box<D>& box, Real* buffer);
   void unpack(Real* field, const Box<D>& box, const Real* buffer);
   // Diagnostics of u (the energy terms from u_prev where `energy`); waits.
-  LocalStats stats(const Real* u, const Real* u_prev, bool energy, double c2);
+  // kinetic_weight: the wave energy's weight a point where c varies (null: 1).
+  LocalStats stats(const Real* u, const Real* u_prev, bool energy, double c2, const double* kinetic_weight = nullptr);
 
   void synchronize() { HW_CUDA(cudaStreamSynchronize(stream_)); }
   void start_timer() { HW_CUDA(cudaEventRecord(start_, stream_)); }
@@ -55,7 +56,7 @@ class DeviceFields {
 
  private:
   template <int R>
-  LocalStats stats_radius(const Real* u, const Real* u_prev, bool energy, double c2);
+  LocalStats stats_radius(const Real* u, const Real* u_prev, bool energy, double c2, const double* kinetic_weight);
 
   Problem problem_;
   LocalDomain<D> domain_;

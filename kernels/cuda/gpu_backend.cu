@@ -65,7 +65,7 @@ GpuBackend<D, Real>::GpuBackend(const Problem& problem, const LocalDomain<D>& do
     : problem_(problem),
       equation_(info(problem.equation)),
       fields_(problem, domain),
-      step_kernel_(make_step_kernel<D, Real>(problem, fields_.domain().layout)) {}
+      step_kernel_(make_step_kernel<D, Real>(problem, fields_.domain())) {}
 
 template <int D, class Real>
 void GpuBackend<D, Real>::initialize() {
@@ -84,7 +84,7 @@ void GpuBackend<D, Real>::initialize() {
 
 template <int D, class Real>
 void GpuBackend<D, Real>::update(const Box<D>& region) {
-  step_kernel_->launch(fields_.u.get(), fields_.u_next.get(), region, step_ == 0, fields_.stream());
+  step_kernel_->launch(fields_.u.get(), fields_.u_next.get(), region, step_, fields_.stream());
 }
 
 template <int D, class Real>
@@ -105,7 +105,8 @@ template <int D, class Real>
 LocalStats GpuBackend<D, Real>::stats() {
   fields_.fill_ghosts(fields_.u.get());
   const double c2 = with_equation(problem_.equation, [&]<class Eq>() { return Eq::energy_c2(problem_.coefficients); });
-  return fields_.stats(fields_.u.get(), fields_.u_next.get(), equation_.has_energy && step_ > 0, c2);
+  return fields_.stats(fields_.u.get(), fields_.u_next.get(), equation_.has_energy && step_ > 0, c2,
+                       step_kernel_->kinetic_weight());
 }
 
 template <int D, class Real>

@@ -14,6 +14,7 @@
 
 #include "io/errors.hpp"
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/media_step.cuh"
 #include "kernels/cuda/pack.cuh"
 #include "solver/dispatch.hpp"
 #include "solver/stencil.hpp"
@@ -175,8 +176,9 @@ class StepKernelOf final : public StepKernel<D, Real> {
         shape_(launch_shape<D>(Eq::levels)),
         update_(Eq::template Update<Real>::make(problem.coefficients, problem.dt)) {}
 
-  void launch(const Real* u, Real* u_next, const Box<D>& box, bool start, cudaStream_t stream) const override {
+  void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const override {
     if (box.empty()) return;
+    const bool start = step == 0;
     constexpr int S = D - 1;
     const dim3 block(shape_.block_x, shape_.block_y);
     const unsigned chunks = static_cast<unsigned>((box.extent(S) + shape_.chunk - 1) / shape_.chunk);
@@ -211,15 +213,16 @@ class StepKernelOf final : public StepKernel<D, Real> {
 }  // namespace
 
 template <int D, class Real>
-std::unique_ptr<StepKernel<D, Real>> make_step_kernel(const Problem& problem, const Layout<D>& layout) {
+std::unique_ptr<StepKernel<D, Real>> make_step_kernel(const Problem& problem, const LocalDomain<D>& domain) {
+  if (problem.varies() || !problem.sources.empty()) return make_media_step_kernel<D, Real>(problem, domain);
   return with_equation(problem.equation, [&]<class Eq>() -> std::unique_ptr<StepKernel<D, Real>> {
-    return std::make_unique<StepKernelOf<D, Real, Eq>>(problem, layout);
+    return std::make_unique<StepKernelOf<D, Real, Eq>>(problem, domain.layout);
   });
 }
 
-template std::unique_ptr<StepKernel<2, float>> make_step_kernel(const Problem&, const Layout<2>&);
-template std::unique_ptr<StepKernel<2, double>> make_step_kernel(const Problem&, const Layout<2>&);
-template std::unique_ptr<StepKernel<3, float>> make_step_kernel(const Problem&, const Layout<3>&);
-template std::unique_ptr<StepKernel<3, double>> make_step_kernel(const Problem&, const Layout<3>&);
+template std::unique_ptr<StepKernel<2, float>> make_step_kernel(const Problem&, const LocalDomain<2>&);
+template std::unique_ptr<StepKernel<2, double>> make_step_kernel(const Problem&, const LocalDomain<2>&);
+template std::unique_ptr<StepKernel<3, float>> make_step_kernel(const Problem&, const LocalDomain<3>&);
+template std::unique_ptr<StepKernel<3, double>> make_step_kernel(const Problem&, const LocalDomain<3>&);
 
 }  // namespace heatwave::cuda

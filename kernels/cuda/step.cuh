@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "solver/box.hpp"
+#include "solver/domain.hpp"
 #include "solver/problem.hpp"
 
 namespace heatwave::cuda {
@@ -18,13 +19,17 @@ template <int D, class Real>
 class StepKernel {
  public:
   virtual ~StepKernel() = default;
-  // u^{n+1} over `box` from u (and u_next's u^{n-1}, or v0 on the `start`
-  // step, for an equation second order in time) into u_next, queued on `stream`.
-  virtual void launch(const Real* u, Real* u_next, const Box<D>& box, bool start, cudaStream_t stream) const = 0;
+  // Step `step` (from u^step to u^{step+1}) over `box`: from u (and u_next's
+  // u^{n-1}, or v0 on step 0, for an equation second order in time) into
+  // u_next, queued on `stream`.
+  virtual void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const = 0;
+  // The wave energy's kinetic weight a point where c varies (device memory; null: 1).
+  virtual const double* kinetic_weight() const { return nullptr; }
 };
 
-// For the problem's equation, on fields of this layout.
+// For the problem's equation, on fields of this domain: the media kernel
+// (media_step.cuh) where coefficients vary or sources are given.
 template <int D, class Real>
-std::unique_ptr<StepKernel<D, Real>> make_step_kernel(const Problem& problem, const Layout<D>& layout);
+std::unique_ptr<StepKernel<D, Real>> make_step_kernel(const Problem& problem, const LocalDomain<D>& domain);
 
 }  // namespace heatwave::cuda

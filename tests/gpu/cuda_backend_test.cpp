@@ -21,10 +21,10 @@ namespace {
 
 // Same random data into both backends, many steps, every owned bit equal.
 template <int D, class Real>
-void check_bitwise(const char* eq, int radius, const std::string& grid, long steps) {
+void check_bitwise(const char* eq, int radius, const std::string& grid, long steps, const std::string& extra = "") {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   for (const std::string& bc : test::boundary_sets) {
-    const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}");
+    const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}", extra);
     Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
     const LocalDomain<D> domain = decomposition.local_domain<D>();
     auto host = make_host_backend<D, Real>(p, domain);
@@ -56,6 +56,7 @@ void check_bitwise(const char* eq, int radius, const std::string& grid, long ste
     EXPECT_NEAR(hs.sum, gs.sum, 1e-9 * std::max(1.0, std::abs(hs.sum_squares)));
     EXPECT_NEAR(hs.sum_squares, gs.sum_squares, 1e-9 * hs.sum_squares);
     EXPECT_NEAR(hs.potential, gs.potential, 1e-9 * std::max(1.0, std::abs(hs.potential)));
+    EXPECT_NEAR(hs.kinetic, gs.kinetic, 1e-9 * std::max(1.0, std::abs(hs.kinetic)));
     EXPECT_EQ(gs.non_finite, 0);
   }
 }
@@ -94,6 +95,36 @@ TEST(GpuBitwise, DampedWave) {
     check_bitwise<3, float>("damped_wave", r, "[19, 13, 11]", 20);
     check_bitwise<3, double>("damped_wave", r, "[70, 37, 130]", 12);
   }
+}
+
+// Coefficients that vary in space and sources (the media step kernel):
+// layers across the grid, a Gaussian source with a Ricker pulse and a point
+// source off the grid points, on every boundary set.
+std::string media_yaml(const char* eq, int dims) {
+  const std::string eqn = eq;
+  std::string yaml = eqn == "heat" ? "material: {alpha: {type: layers, axis: y, interfaces: [0.3, 0.55], values: [1, "
+                                     "0.2, 3]}}\n"
+                                   : "material: {c: {type: layers, axis: x, interfaces: [0.45], values: [1, 0.4]}" +
+                                         std::string(eqn == "damped_wave" ? ", gamma: {type: layers, axis: y, "
+                                                                            "interfaces: [0.4], values: [0.5, 3]}"
+                                                                          : "") +
+                                         "}\n";
+  const std::string at = dims == 2 ? "[0.43, 0.37]" : "[0.43, 0.37, 0.61]";
+  yaml +=
+      "sources:\n  - {type: gaussian, width: 0.2, amplitude: 4, time: {type: ricker, frequency: 8, delay: 0}}\n"
+      "  - {type: point, position: " +
+      at + ", amplitude: 2, time: {type: sine, frequency: 5}}\n";
+  return yaml;
+}
+
+TEST(GpuBitwise, MediaAndSources) {
+  for (const char* eq : {"heat", "wave", "damped_wave"})
+    for (int r : {1, 2}) {
+      check_bitwise<2, double>(eq, r, "[37, 29]", 30, media_yaml(eq, 2));
+      check_bitwise<2, float>(eq, r, "[300, 257]", 25, media_yaml(eq, 2));
+      check_bitwise<3, float>(eq, r, "[19, 13, 11]", 20, media_yaml(eq, 3));
+      check_bitwise<3, double>(eq, r, "[70, 37, 130]", 12, media_yaml(eq, 3));
+    }
 }
 
 // Initial conditions computed on the device: random and constant bitwise;
