@@ -1,14 +1,20 @@
 // The Kokkos reference solver. Written to be read against the numerics
 // contract (docs/design.md), not to be fast: one 3D View per field level (a 2D problem has a single z plane), the
 // stencils spelled out as formulas, and each boundary rule written where it is
-// applied. Nothing here comes from solver/stencil.hpp or solver/domain.hpp.
+// applied. Nothing here comes from solver/stencil.hpp, solver/domain.hpp or
+// solver/media.hpp: media and sources ("Media and sources") are re-derived
+// here from their definitions in the Problem, files read with io/hdf5.hpp.
 #include "validation/reference.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
+#include "io/hdf5.hpp"
 #include "solver/initial.hpp"
 
 namespace heatwave::reference {
@@ -16,6 +22,10 @@ namespace {
 
 using ExecutionSpace = Kokkos::DefaultExecutionSpace;
 using Range3 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3>>;
+// A coefficient or a source's spatial part over the storage, in double.
+using Coefficient = Kokkos::View<double***, Kokkos::LayoutLeft, ExecutionSpace>;
+
+constexpr double pi = 3.14159265358979323846;
 
 void ensure_kokkos() {
   if (Kokkos::is_initialized()) return;
@@ -36,22 +46,129 @@ struct Grid {
   long n[3] = {1, 1, 1};
   int ghosts[3] = {0, 0, 0};
   double h[3] = {1, 1, 1};
+  bool periodic[3] = {false, false, false};
   Face face[3][2];
 
   explicit Grid(const Problem& p) : dims(p.dims), radius(p.radius) {
     for (int a = 0; a < dims; ++a) {
-      const bool periodic = p.faces[a][0].type == BoundaryType::periodic;
+      periodic[a] = p.faces[a][0].type == BoundaryType::periodic;
       n[a] = p.points[a];
       ghosts[a] = radius;
       // Vertex-centred: both faces are grid points, except that a periodic
       // axis drops the duplicate of its first point.
-      h[a] = p.length[a] / static_cast<double>(periodic ? n[a] : n[a] - 1);
+      h[a] = p.length[a] / static_cast<double>(periodic[a] ? n[a] : n[a] - 1);
       for (int side = 0; side < 2; ++side) face[a][side] = {p.faces[a][side].type, p.faces[a][side].value};
     }
   }
   long extent(int a) const { return n[a] + 2 * ghosts[a]; }
   bool dirichlet(int a, int side) const { return a < dims && face[a][side].type == BoundaryType::dirichlet; }
+  long points() const { return n[0] * n[1] * n[2]; }
+  long linear(const long g[3]) const { return g[0] + n[0] * (g[1] + n[1] * g[2]); }
+  // The grid point whose coefficient a point index i (maybe past a face)
+  // takes along axis a: the periodic image, or the mirror image about the
+  // boundary point (even reflection).
+  long image(int a, long i) const {
+    if (periodic[a]) return ((i % n[a]) + n[a]) % n[a];
+    if (n[a] == 1) return 0;
+    while (i < 0 || i > n[a] - 1) i = i < 0 ? -i : 2 * (n[a] - 1) - i;
+    return i;
+  }
 };
+
+// f(t) of a source's time function (solver/numerics.hpp).
+double time_function(const TimeFunction& f, double t) {
+  switch (f.type) {
+    case TimeFunctionType::constant:
+      return 1;
+    case TimeFunctionType::ricker: {
+      const double x = pi * f.frequency * (t - f.delay);
+      return (1 - 2 * x * x) * std::exp(-x * x);
+    }
+    case TimeFunctionType::sine:
+      return std::sin(2 * pi * f.frequency * t);
+    case TimeFunctionType::gaussian:
+      return std::exp(-(t - f.delay) * (t - f.delay) / (2 * f.width * f.width));
+  }
+  return 0;
+}
+
+// A dataset of the grid's shape, x fastest (the file holds z, y, x).
+std::vector<double> read_grid_field(const std::string& path, const std::string& dataset, const Grid& grid) {
+  const hdf5::Reader file(path);
+  hdf5::Block all;
+  for (int a = grid.dims - 1; a >= 0; --a) all.global.push_back(static_cast<std::uint64_t>(grid.n[a]));
+  all.offset.assign(all.global.size(), 0);
+  all.count = all.global;
+  std::vector<double> values(static_cast<std::size_t>(grid.points()));
+  file.read(dataset, all, values.data());
+  return values;
+}
+
+// A medium's value at every grid point. Layers: values[i] between
+// interfaces[i-1] and interfaces[i]; a point on an interface is past it, so
+// it takes the upper value.
+std::vector<double> medium_values(const Medium& m, const Grid& grid) {
+  if (m.type == MediumType::file) return read_grid_field(m.path, m.dataset, grid);
+  std::vector<double> values(static_cast<std::size_t>(grid.points()), m.value);
+  if (m.type == MediumType::constant) return values;
+  for (long z = 0; z < grid.n[2]; ++z)
+    for (long y = 0; y < grid.n[1]; ++y)
+      for (long x = 0; x < grid.n[0]; ++x) {
+        const long g[3] = {x, y, z};
+        const double position = static_cast<double>(g[m.axis]) * grid.h[m.axis];
+        std::size_t layer = 0;
+        while (layer < m.interfaces.size() && position >= m.interfaces[layer]) ++layer;
+        values[static_cast<std::size_t>(grid.linear(g))] = m.values[layer];
+      }
+  return values;
+}
+
+// A source's spatial part q(x) at every grid point.
+std::vector<double> source_values(const Source& s, const Grid& grid) {
+  if (s.type == SourceType::field) return read_grid_field(s.path, s.dataset, grid);
+  std::vector<double> q(static_cast<std::size_t>(grid.points()), 0.0);
+  if (s.type == SourceType::gaussian) {
+    for (long z = 0; z < grid.n[2]; ++z)
+      for (long y = 0; y < grid.n[1]; ++y)
+        for (long x = 0; x < grid.n[0]; ++x) {
+          const long g[3] = {x, y, z};
+          double r2 = 0;
+          for (int a = 0; a < grid.dims; ++a)
+            r2 += (static_cast<double>(g[a]) * grid.h[a] - s.center[a]) *
+                  (static_cast<double>(g[a]) * grid.h[a] - s.center[a]);
+          q[static_cast<std::size_t>(grid.linear(g))] = s.amplitude * std::exp(-r2 / (2 * s.width * s.width));
+        }
+    return q;
+  }
+  // A point source: a delta of strength A, spread with multilinear weights
+  // over the 2^D grid points around it, per unit cell volume, and divided by
+  // each point's trapezoid weight so that the trapezoid integral of q is A.
+  long below[3] = {0, 0, 0}, above[3] = {0, 0, 0};
+  double share_below[3] = {1, 1, 1}, share_above[3] = {0, 0, 0};
+  double volume = 1;
+  for (int a = 0; a < grid.dims; ++a) {
+    const double at = s.center[a] / grid.h[a];
+    below[a] = static_cast<long>(std::floor(at));
+    double frac = at - static_cast<double>(below[a]);
+    if (!grid.periodic[a] && below[a] >= grid.n[a] - 1) below[a] = grid.n[a] - 1, frac = 0;  // on the high face
+    if (grid.periodic[a]) below[a] %= grid.n[a];
+    above[a] = grid.periodic[a] ? (below[a] + 1) % grid.n[a] : below[a] + 1;
+    share_below[a] = 1 - frac, share_above[a] = frac;
+    volume *= grid.h[a];
+  }
+  for (int corner = 0; corner < (1 << grid.dims); ++corner) {
+    long g[3] = {0, 0, 0};
+    double weight = s.amplitude / volume;
+    for (int a = 0; a < grid.dims; ++a) {
+      const bool up = (corner >> a) & 1;
+      g[a] = up ? above[a] : below[a];
+      weight *= up ? share_above[a] : share_below[a];
+      if (!grid.periodic[a] && (g[a] == 0 || g[a] == grid.n[a] - 1)) weight *= 2;  // trapezoid weight 1/2
+    }
+    if (weight != 0) q[static_cast<std::size_t>(grid.linear(g))] += weight;
+  }
+  return q;
+}
 
 template <class Real>
 class Solver {
@@ -61,6 +178,15 @@ class Solver {
   Solver(const Problem& p) : problem_(p), grid_(p) {
     for (Field* f : {&u_, &u_next_, &u_prev_})
       *f = Field("reference field", grid_.extent(0), grid_.extent(1), grid_.extent(2));
+    // Heat with alpha in the material takes the flux form; the wave's c and
+    // gamma are per-point factors of its update, constant or not.
+    flux_form_ = !wave() && problem_.material.count("alpha") > 0;
+    if (flux_form_) alpha_ = with_ghosts(coefficient_values("alpha"));
+    if (wave()) c_ = with_ghosts(coefficient_values("c"));
+    if (damped()) gamma_ = with_ghosts(coefficient_values("gamma"));
+    for (const Source& source : problem_.sources) sources_.push_back(with_ghosts(source_values(source, grid_)));
+    if (!sources_.empty())
+      source_sum_ = Coefficient("reference source sum", grid_.extent(0), grid_.extent(1), grid_.extent(2));
   }
 
   // u0, and for the wave v0 in u_prev (where the Taylor start step reads it).
@@ -89,6 +215,32 @@ class Solver {
  private:
   // Second order in time (wave, damped wave): u^{n-1} is a level of its own.
   bool wave() const { return problem_.equation != Equation::heat; }
+  bool damped() const { return problem_.equation == Equation::damped_wave; }
+
+  // A coefficient at every grid point: its medium, or its constant.
+  std::vector<double> coefficient_values(const char* key) const {
+    const auto it = problem_.material.find(key);
+    if (it == problem_.material.end())
+      return std::vector<double>(static_cast<std::size_t>(grid_.points()), problem_.coefficients.get(key));
+    return medium_values(it->second, grid_);
+  }
+
+  // Grid-point values over the whole storage: a ghost takes the value of
+  // its mirror or periodic image (docs/design.md, "Coefficients past the
+  // faces"). Corners too, though no stencil here reads them.
+  Coefficient with_ghosts(const std::vector<double>& values) const {
+    Coefficient k("reference coefficient", grid_.extent(0), grid_.extent(1), grid_.extent(2));
+    auto host = Kokkos::create_mirror_view(k);
+    for (long z = 0; z < grid_.extent(2); ++z)
+      for (long y = 0; y < grid_.extent(1); ++y)
+        for (long x = 0; x < grid_.extent(0); ++x) {
+          long g[3] = {x - grid_.ghosts[0], y - grid_.ghosts[1], z - grid_.ghosts[2]};
+          for (int a = 0; a < grid_.dims; ++a) g[a] = grid_.image(a, g[a]);
+          host(x, y, z) = values[static_cast<std::size_t>(grid_.linear(g))];
+        }
+    Kokkos::deep_copy(k, host);
+    return k;
+  }
 
   // lap(u) at storage point (x, y, z): the 1D second differences summed over
   // the active axes, radius 1 (order 2) or radius 2 (order 4).
@@ -115,6 +267,39 @@ class Solver {
     return L;
   }
 
+  // div(alpha grad u) at storage point (x, y, z) in flux form: from each
+  // point j = 1..r apart along an axis a flux c_j/h^2 * 2ab/(a+b) * (u_q - u_p),
+  // a and b alpha at the two points (the harmonic mean: the exact
+  // conductance of an interface midway); c_1 = 1 (r 1), or 16/12 and c_2 =
+  // -1/12 (r 2). Each pair's flux is the same seen from either end.
+  struct FluxForm {
+    Field u;
+    Coefficient alpha;
+    int dims, radius;
+    double inv_h2[3];
+    KOKKOS_INLINE_FUNCTION Real operator()(int x, int y, int z) const {
+      const Real centre = u(x, y, z);
+      const double here = alpha(x, y, z);
+      Real sum = 0;
+      for (int a = 0; a < dims; ++a)
+        for (int j = 1; j <= radius; ++j) {
+          const double c_j = radius == 1 ? 1.0 : (j == 1 ? 16.0 / 12.0 : -1.0 / 12.0);
+          for (int side = -1; side <= 1; side += 2) {
+            const int dx = a == 0 ? side * j : 0, dy = a == 1 ? side * j : 0, dz = a == 2 ? side * j : 0;
+            const double there = alpha(x + dx, y + dy, z + dz);
+            const Real conductance = static_cast<Real>(c_j * inv_h2[a] * 2 * here * there / (here + there));
+            sum += conductance * (u(x + dx, y + dy, z + dz) - centre);
+          }
+        }
+      return sum;
+    }
+  };
+  FluxForm flux_form(const Field& u) const {
+    FluxForm D{u, alpha_, grid_.dims, grid_.radius, {0, 0, 0}};
+    for (int a = 0; a < grid_.dims; ++a) D.inv_h2[a] = 1.0 / (grid_.h[a] * grid_.h[a]);
+    return D;
+  }
+
   // The points a step updates: all owned points except Dirichlet face points,
   // which hold g.
   Range3 interior() const {
@@ -126,14 +311,24 @@ class Solver {
     return Range3(lo, hi);
   }
 
-  // Heat, FTCS: u' = u + alpha*dt*lap(u).
+  // Heat, FTCS: u' = u + alpha*dt*lap(u); with alpha in the material
+  // u' = u + dt*div(alpha grad u). Then the sources.
   void heat_step() {
-    const Laplacian lap = laplacian(u_);
     const Field u = u_, next = u_next_;
-    const Real alpha_dt = static_cast<Real>(problem_.coefficients.get("alpha") * problem_.dt);
-    Kokkos::parallel_for(
-        "reference heat step", interior(),
-        KOKKOS_LAMBDA(int x, int y, int z) { next(x, y, z) = u(x, y, z) + alpha_dt * lap(x, y, z); });
+    if (flux_form_) {
+      const FluxForm div = flux_form(u_);
+      const Real dt = static_cast<Real>(problem_.dt);
+      Kokkos::parallel_for(
+          "reference heat flux step", interior(),
+          KOKKOS_LAMBDA(int x, int y, int z) { next(x, y, z) = u(x, y, z) + dt * div(x, y, z); });
+    } else {
+      const Laplacian lap = laplacian(u_);
+      const Real alpha_dt = static_cast<Real>(problem_.coefficients.get("alpha") * problem_.dt);
+      Kokkos::parallel_for(
+          "reference heat step", interior(),
+          KOKKOS_LAMBDA(int x, int y, int z) { next(x, y, z) = u(x, y, z) + alpha_dt * lap(x, y, z); });
+    }
+    add_sources(u_next_);
     std::swap(u_, u_next_);
     fill_ghosts(u_);
   }
@@ -143,42 +338,79 @@ class Solver {
   // Damped wave: the damping term gamma*u_t taken centred in time,
   //   (u' - 2u + u_prev)/dt^2 + gamma (u' - u_prev)/(2 dt) = c^2 lap(u),
   // solved for u'; the Taylor start uses u_tt(0) = c^2 lap(u0) - gamma v0.
+  // c and gamma are each point's own (c(x)^2 lap u: not a flux form).
+  // Then the sources.
   void wave_step() {
     const Laplacian lap = laplacian(u_);
     const Field u = u_, prev = u_prev_, next = u_next_;
-    const double c_dt = problem_.coefficients.get("c") * problem_.dt;
-    const Real c2dt2 = static_cast<Real>(c_dt * c_dt), half_c2dt2 = static_cast<Real>(0.5 * c_dt * c_dt);
-    const Real dt = static_cast<Real>(problem_.dt);
-    const bool damped = problem_.equation == Equation::damped_wave;
-    const double gamma = damped ? problem_.coefficients.get("gamma") : 0.0;
-    const Real half_gamma_dt = static_cast<Real>(0.5 * gamma * problem_.dt);
-    const Real half_gamma_dt2 = static_cast<Real>(0.5 * gamma * problem_.dt * problem_.dt);
-    if (step_ == 0 && damped)
+    const Coefficient c = c_, gamma = gamma_;
+    const double dt = problem_.dt;
+    const Real dt_r = static_cast<Real>(dt);
+    if (step_ == 0 && damped())
       Kokkos::parallel_for(
           "reference damped wave start", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+            const double c_dt = c(x, y, z) * dt;
+            const Real half_c2dt2 = static_cast<Real>(0.5 * c_dt * c_dt);
+            const Real half_gamma_dt2 = static_cast<Real>(0.5 * gamma(x, y, z) * dt * dt);
             next(x, y, z) =
-                u(x, y, z) + dt * prev(x, y, z) + half_c2dt2 * lap(x, y, z) - half_gamma_dt2 * prev(x, y, z);
+                u(x, y, z) + dt_r * prev(x, y, z) + half_c2dt2 * lap(x, y, z) - half_gamma_dt2 * prev(x, y, z);
           });
     else if (step_ == 0)
       Kokkos::parallel_for(
           "reference wave start", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
-            next(x, y, z) = u(x, y, z) + dt * prev(x, y, z) + half_c2dt2 * lap(x, y, z);
+            const double c_dt = c(x, y, z) * dt;
+            const Real half_c2dt2 = static_cast<Real>(0.5 * c_dt * c_dt);
+            next(x, y, z) = u(x, y, z) + dt_r * prev(x, y, z) + half_c2dt2 * lap(x, y, z);
           });
-    else if (damped)
+    else if (damped())
       Kokkos::parallel_for(
           "reference damped wave step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+            const double c_dt = c(x, y, z) * dt;
+            const Real c2dt2 = static_cast<Real>(c_dt * c_dt);
+            const Real half_gamma_dt = static_cast<Real>(0.5 * gamma(x, y, z) * dt);
             next(x, y, z) = (2 * u(x, y, z) - prev(x, y, z) + c2dt2 * lap(x, y, z) + half_gamma_dt * prev(x, y, z)) /
                             (1 + half_gamma_dt);
           });
     else
       Kokkos::parallel_for(
           "reference wave step", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+            const double c_dt = c(x, y, z) * dt;
+            const Real c2dt2 = static_cast<Real>(c_dt * c_dt);
             next(x, y, z) = 2 * u(x, y, z) - prev(x, y, z) + c2dt2 * lap(x, y, z);
           });
+    add_sources(u_next_);
     // u_prev <- u, u <- next; the old u_prev becomes the next scratch buffer.
     std::swap(u_prev_, u_);
     std::swap(u_, u_next_);
     fill_ghosts(u_);
+  }
+
+  // After the step, at the points it updated: u' += w s with the source sum
+  // s = sum_i f_i(t_n) q_i(x) (config order, t_n the step's start time) and
+  // w = dt (heat), dt^2 (wave), dt^2/(1+d) (damped wave, d = gamma(x) dt/2);
+  // on the first step of a wave dt^2/2.
+  void add_sources(const Field& next) {
+    if (sources_.empty()) return;
+    const Coefficient s = source_sum_;
+    Kokkos::deep_copy(s, 0.0);
+    const double t = problem_.time_at(step_);
+    for (std::size_t i = 0; i < sources_.size(); ++i) {
+      const Coefficient q = sources_[i];
+      const double f = time_function(problem_.sources[i].time, t);
+      Kokkos::parallel_for(
+          "reference source sum", interior(), KOKKOS_LAMBDA(int x, int y, int z) { s(x, y, z) += f * q(x, y, z); });
+    }
+    const double dt = problem_.dt;
+    const bool heat = !wave(), start = wave() && step_ == 0, damped_step = damped() && !start;
+    const Coefficient gamma = gamma_;
+    Kokkos::parallel_for(
+        "reference sources", interior(), KOKKOS_LAMBDA(int x, int y, int z) {
+          double weight = dt * dt;
+          if (heat) weight = dt;
+          if (start) weight = 0.5 * dt * dt;
+          if (damped_step) weight = dt * dt / (1 + 0.5 * gamma(x, y, z) * dt);
+          next(x, y, z) += static_cast<Real>(weight * s(x, y, z));
+        });
   }
 
   // The boundary, face by face (docs/design.md, "Boundary ghosts"), for the ghost
@@ -257,6 +489,12 @@ class Solver {
   Problem problem_;
   Grid grid_;
   Field u_, u_next_, u_prev_;
+  // Media: alpha (heat in flux form only), c and gamma (wave, damped wave),
+  // ghosts included; each source's q(x) and the scratch for their sum.
+  bool flux_form_ = false;
+  Coefficient alpha_, c_, gamma_;
+  std::vector<Coefficient> sources_;
+  Coefficient source_sum_;
   long step_ = 0;
 };
 

@@ -2,7 +2,8 @@
 // The Kokkos reference solver: an independent implementation of the numerics
 // contract (docs/design.md) that shares no stencil, update or boundary code
 // with solver/ or kernels/, so that agreement with it means something. It
-// shares only the Problem struct and the initial-condition definitions.
+// shares only the Problem struct (media and sources included), the
+// initial-condition definitions and the HDF5 reader (material and source files).
 //
 // A plain C++ interface (no Kokkos types): the reference builds as C++17 for
 // the installed Kokkos headers and the C++20 code calls it through this file.
