@@ -2,9 +2,16 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <bit>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <regex>
+#include <sstream>
+#include <tuple>
 
 #include "build_info.hpp"
 #include "io/errors.hpp"
@@ -45,6 +52,66 @@ std::vector<long long> axes(const T& values, int dims, bool c_order) {
   return v;
 }
 
+// A file a coefficient or a source reads, named by its config key.
+struct DataFile {
+  std::string key, path, dataset;
+};
+
+std::vector<DataFile> data_files(const Problem& p) {
+  std::vector<DataFile> files;
+  for (const auto& [key, m] : p.material)
+    if (m.type == MediumType::file) files.push_back({"material." + key, m.path, m.dataset});
+  for (std::size_t i = 0; i < p.sources.size(); ++i)
+    if (p.sources[i].type == SourceType::field)
+      files.push_back({fmt::format("sources[{}]", i), p.sources[i].path, p.sources[i].dataset});
+  return files;
+}
+
+// FNV-1a 64 (as config_hash) of a dataset's shape and values read as double
+// in C order: the same values written again, in another layout or type, keep it.
+std::string values_hash(const std::string& path, const std::string& dataset) {
+  const hdf5::Reader file(path);
+  const std::vector<std::uint64_t> shape = file.shape(dataset);
+  std::uint64_t h = 1469598103934665603ull;
+  auto add = [&](std::uint64_t word) {  // byte by byte, least significant first: the same on every host
+    for (int b = 0; b < 8; ++b) h = (h ^ ((word >> (8 * b)) & 0xffu)) * 1099511628211ull;
+  };
+  add(shape.size());
+  for (std::uint64_t n : shape) add(n);
+  if (!shape.empty()) {
+    std::uint64_t plane = 1;  // values of one index of the slowest axis
+    for (std::size_t a = 1; a < shape.size(); ++a) plane *= shape[a];
+    const std::uint64_t slab = std::max<std::uint64_t>(1, (std::uint64_t(1) << 20) / std::max<std::uint64_t>(plane, 1));
+    std::vector<double> values;
+    for (std::uint64_t first = 0; first < shape[0]; first += slab) {
+      hdf5::Block block{shape, std::vector<std::uint64_t>(shape.size(), 0), shape};
+      block.offset[0] = first;
+      block.count[0] = std::min(slab, shape[0] - first);
+      values.resize(block.count[0] * plane);
+      file.read(dataset, block, values.data());
+      for (double v : values) add(std::bit_cast<std::uint64_t>(v));
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// values_hash, remembered while stat sees the same file unchanged, so that
+// every checkpoint and output does not read the media again.
+std::string remembered_hash(const DataFile& f) {
+  struct stat s {};
+  if (::stat(f.path.c_str(), &s) != 0) return values_hash(f.path, f.dataset);  // its error names the file
+  using Key = std::tuple<std::string, std::string, dev_t, ino_t, off_t, time_t, long>;
+  static std::mutex mutex;
+  static std::map<Key, std::string> known;
+  const Key key{f.path, f.dataset, s.st_dev, s.st_ino, s.st_size, s.st_mtim.tv_sec, s.st_mtim.tv_nsec};
+  const std::lock_guard lock(mutex);
+  auto it = known.find(key);
+  if (it == known.end()) it = known.emplace(key, values_hash(f.path, f.dataset)).first;
+  return it->second;
+}
+
+const char* media_attribute = "media_hashes";
+
 }  // namespace
 
 std::string checkpoint_path(const std::string& dir, long step) { return step_path(dir, checkpoint_prefix, step); }
@@ -80,7 +147,7 @@ void make_directory(const std::string& dir) {
 std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, const std::string& kind, long step,
                                             int ranks) {
   std::vector<double> spacing(p.spacing.begin(), p.spacing.begin() + p.dims);
-  return {
+  std::vector<hdf5::Attribute> attributes{
       {"kind", kind},
       {"step", static_cast<long long>(step)},
       {"time", p.time_at(step)},
@@ -99,6 +166,12 @@ std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, c
       {"hdf5_writes", std::string(hdf5::collective_writes() ? "collective (parallel HDF5)" : "in turn (serial HDF5)")},
       {"ranks", static_cast<long long>(ranks)},
   };
+  // One line per data file, "<key> <path>#<dataset> <hash>"; none without such files.
+  std::string media;
+  for (const DataFile& f : data_files(p))
+    media += fmt::format("{} {}#{} {}\n", f.key, f.path, f.dataset, remembered_hash(f));
+  if (!media.empty()) attributes.push_back({media_attribute, media});
+  return attributes;
 }
 
 RestartClock check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& p,
@@ -148,6 +221,40 @@ RestartClock check_restart_compatible(const hdf5::Reader& checkpoint, const Prob
     *value = std::get<double>(v);
   }
   if (!(clock.dt > 0)) refuse("its 'dt' is not positive");
+  // The media and sources read from files must hold the values the steps so far were taken with.
+  const std::vector<DataFile> files = data_files(p);
+  if (files.empty()) return clock;
+  if (!checkpoint.has_attribute(media_attribute))
+    refuse(
+        fmt::format("it records no content hash of media or source files (written before heatwave recorded "
+                    "them, or for a config without such files), so whether '{}' = {}, dataset '{}', changed "
+                    "since cannot be checked: start afresh",
+                    files[0].key, files[0].path, files[0].dataset));
+  const hdf5::AttributeValue media = checkpoint.attribute(media_attribute);
+  if (!std::holds_alternative<std::string>(media)) refuse(std::string("its '") + media_attribute + "' is not text");
+  std::map<std::string, std::pair<std::string, std::string>> recorded;  // key -> (path#dataset, hash)
+  std::istringstream lines(std::get<std::string>(media));
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find(' '), last = line.rfind(' ');
+    if (first == std::string::npos || first == last) refuse(std::string("its '") + media_attribute + "' does not read");
+    recorded[line.substr(0, first)] = {line.substr(first + 1, last - first - 1), line.substr(last + 1)};
+  }
+  for (const DataFile& f : files) {
+    const auto it = recorded.find(f.key);
+    if (it == recorded.end())
+      refuse(
+          fmt::format("'{}' = {}, dataset '{}', was not read from a file when the checkpoint was written (it "
+                      "records no content hash for it): start afresh",
+                      f.key, f.path, f.dataset));
+    const auto& [where, hash] = it->second;
+    const std::string now = values_hash(f.path, f.dataset);
+    if (now != hash)
+      refuse(fmt::format(
+          "'{}' = {}, dataset '{}', holds other values than when the checkpoint was written (content "
+          "hash {}, the checkpoint's {}{}): the steps so far were taken with the old ones; restore "
+          "the file or start afresh",
+          f.key, f.path, f.dataset, now, hash, where != f.path + "#" + f.dataset ? " for " + where : std::string()));
+  }
   return clock;
 }
 

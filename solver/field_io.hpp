@@ -39,12 +39,14 @@ void make_directory(const std::string& dir);
 
 // Attributes of every file: step, time, dt, the resolved config and its hash,
 // version and commit, and what a restart checks (equation, precision, dims,
-// radius, points).
+// radius, points, and `media_hashes`: a content hash of each file a medium or
+// a source reads, one "<key> <path>#<dataset> <hash>" line each).
 std::vector<hdf5::Attribute> run_attributes(const Config& config, const Problem& problem, const std::string& kind,
                                             long step, int ranks);
 
 // Refuses, with Error(incompatible_checkpoint) naming the differing setting, a
-// checkpoint that this problem cannot continue. Returns the checkpoint's
+// checkpoint that this problem cannot continue, or whose media and source
+// files have changed since (it reads them all). Returns the checkpoint's
 // clock (step, time, dt).
 RestartClock check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& problem,
                                       const std::vector<std::string>& datasets);

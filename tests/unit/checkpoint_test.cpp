@@ -1,12 +1,14 @@
 // Checkpoints and restarts: bitwise identical continuation (heat and wave, 2D
-// and 3D), refusal of incompatible and damaged checkpoints, initial fields
-// read from HDF5, and (under mpirun -n 2) restarts on another rank count.
+// and 3D, media and sources from files), refusal of incompatible and damaged
+// checkpoints and of changed media files, initial fields read from HDF5, and
+// (under mpirun -n 2) restarts on another rank count.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <variant>
 
 #include "io/collective.hpp"
 #include "io/errors.hpp"
@@ -170,6 +172,97 @@ TEST(IntegrationRestart, FlippedBytesInADatasetAreRefused) {
   f.close();
   expect_message(restart_failure<2, double>(restart_case("heat", 2, dir), path), ExitCode::corrupt_file,
                  {"H5Dread failed on " + path + ", 'u'", "Fletcher32"});
+}
+
+// Media and sources read from files: alpha and q on the restart case's grid
+// (dataset shape [17, 23]), written by rank 0; values exact in float32.
+std::vector<double> media_alpha() {
+  std::vector<double> v(17 * 23);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.5 + 0.125 * static_cast<double>(i % 7);
+  return v;
+}
+std::vector<double> media_q() {
+  std::vector<double> v(17 * 23);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.25 * static_cast<double>(i % 11) - 1.0;
+  return v;
+}
+
+template <class Real = double>
+void write_media_file(const std::string& path, const std::string& dataset, const std::vector<double>& values) {
+  if (world_rank() == 0) {
+    const std::vector<Real> data(values.begin(), values.end());
+    hdf5::write_fields<Real>(path, MPI_COMM_SELF, {{17, 23}, {0, 0}, {17, 23}}, {}, {{dataset, data.data()}});
+  }
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+std::string media_case(const std::string& dir) {
+  write_media_file(dir + "/alpha.h5", "conductivity", media_alpha());
+  write_media_file(dir + "/q.h5", "heating", media_q());
+  return restart_case("heat", 2, dir) + "material: {alpha: {type: file, path: " + dir +
+         "/alpha.h5, dataset: conductivity}}\nsources: [{type: field, path: " + dir +
+         "/q.h5, dataset: heating, time: {type: sine, frequency: 20}}]\n";
+}
+
+// A heat run whose alpha and source come from files continues bit for bit,
+// and the checkpoint records the files' content hashes.
+TEST(IntegrationRestart, MediaFromFilesAreBitwiseIdentical) {
+  const std::string dir = fresh_dir("media_restart");
+  const Config c = test::config_from(media_case(dir));
+  const long n = Problem::from(c).steps;
+  Simulation<2, double> straight(c), first(c);
+  straight.advance(n);
+  first.advance(n / 2);
+  const std::string path = first.write_checkpoint();
+  const auto media = hdf5::Reader(path).attribute("media_hashes");
+  ASSERT_TRUE(std::holds_alternative<std::string>(media));
+  for (const std::string& line :
+       {"material.alpha " + dir + "/alpha.h5#conductivity ", "sources[0] " + dir + "/q.h5#heating "})
+    EXPECT_NE(std::get<std::string>(media).find(line), std::string::npos) << line << " not in:\n"
+                                                                          << std::get<std::string>(media);
+  // The same values written again (as float32: other bytes) are not a change.
+  write_media_file<float>(dir + "/alpha.h5", "conductivity", media_alpha());
+  Simulation<2, double> second(c);
+  EXPECT_EQ(second.restart(path), path);
+  second.advance(n - n / 2);
+  const auto expected = straight.gather(Level::current);
+  EXPECT_EQ(differing_values(expected, second.gather(Level::current)), 0);
+  const Config constant = test::config_from(restart_case("heat", 2, dir));
+  EXPECT_GT(differing_values(expected, test::run_field<2, double>(constant)), static_cast<long>(expected.size() / 2))
+      << "the media and the source must change the answer for the comparison to mean anything";
+}
+
+// One value changed in a medium's or a source's file since the checkpoint:
+// the restart is refused naming the key, the file and the dataset; so is a
+// checkpoint that records no hashes (written before they were recorded).
+TEST(IntegrationRestart, ChangedMediaFilesAreRefused) {
+  const std::string dir = fresh_dir("media_changed");
+  const std::string yaml = media_case(dir);
+  std::string path;
+  {
+    Simulation<2, double> sim(test::config_from(yaml));
+    sim.advance(4);
+    path = sim.write_checkpoint();
+  }
+  std::vector<double> alpha = media_alpha();
+  alpha[100] += 0.125;
+  write_media_file(dir + "/alpha.h5", "conductivity", alpha);
+  expect_message(restart_failure<2, double>(yaml, path), ExitCode::incompatible_checkpoint,
+                 {path, "'material.alpha' = " + dir + "/alpha.h5, dataset 'conductivity'", "other values"});
+  write_media_file(dir + "/alpha.h5", "conductivity", media_alpha());
+  std::vector<double> q = media_q();
+  q[0] = 2.0;
+  write_media_file(dir + "/q.h5", "heating", q);
+  expect_message(restart_failure<2, double>(yaml, path), ExitCode::incompatible_checkpoint,
+                 {path, "'sources[0]' = " + dir + "/q.h5, dataset 'heating'", "other values"});
+  write_media_file(dir + "/q.h5", "heating", media_q());
+  Simulation<2, double> restored(test::config_from(yaml));
+  EXPECT_EQ(restored.restart(path), path) << "the files are back as they were";
+
+  const std::string plain = heat_checkpoint(dir);  // no media files: no hashes, as before they were recorded
+  EXPECT_FALSE(hdf5::Reader(plain).has_attribute("media_hashes"));
+  expect_message(restart_failure<2, double>(yaml, plain), ExitCode::incompatible_checkpoint,
+                 {plain, "records no content hash", "'material.alpha' = " + dir + "/alpha.h5, dataset 'conductivity'"});
 }
 
 // A known field written to HDF5, then read as the initial condition.
