@@ -263,6 +263,7 @@ std::vector<double> source_field(const Problem& p, const Source& s, const LocalD
     long lo = static_cast<long>(std::floor(q));
     double frac = q - static_cast<double>(lo);
     if (lo >= p.points[a] - 1 && !p.periodic[a]) lo = p.points[a] - 1, frac = 0;  // on the high face
+    if (p.periodic[a]) lo = sample_index(lo, p.points[a], true);                    // x/h rounded up to n
     around[a][0] = {lo, 1 - frac};
     around[a][1] = {p.periodic[a] ? (lo + 1) % p.points[a] : lo + 1, frac};
     volume *= p.spacing[a];
