@@ -26,5 +26,16 @@ assert first["step"] <= 10 and final["step"] - first["step"] >= 40, (first["step
 change = abs(final["energy"] - first["energy"]) / first["energy"]
 assert change < 1e-12, f"wave energy changed by {change:.3e}"
 assert final["l2"] < 0.9 * wave["initial"]["l2"]  # it moved: the mode's amplitude swings
+# Two materials over a hot chip: the mean rises by t times the source's
+# integral over the area (half a Gaussian on the insulated bottom face:
+# pi width^2 amplitude), less the little that has reached the cooled top by
+# t = 2 s (0.06%), and the outputs are there.
+import math, os
+chip = json.load(open("heat_two_materials.json"))
+rise = chip["final"]["mean"] - chip["initial"]["mean"]
+expected = 2.0 * math.pi * 0.002**2 * 500.0 / (0.1 * 0.04)
+assert 0.99 * expected < rise <= expected * (1 + 1e-9), (rise, expected)
+assert chip["final"]["max"] > 400 and chip["final"]["min"] == 293.0, chip["final"]
+assert os.path.exists("output/two_materials/fields.xmf")
 PY
 echo "$passed passed, 0 failed"
