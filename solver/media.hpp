@@ -55,7 +55,15 @@ double time_factor(const TimeFunction& f, double t);
 // The harmonic mean 2ab/(a+b): the coefficient of the flux between two grid
 // points in the heat equation's div(alpha grad u) (exact for a layer
 // interface midway between them).
-inline double harmonic_mean(double a, double b) { return 2 * a * b / (a + b); }
+inline double harmonic_mean(double a, double b) {
+#ifdef HEATWAVE_TEST_ARITHMETIC_MEAN
+  // Test-only (tests/CMakeLists.txt builds heatwave_arithmetic_mean with it):
+  // the wrong face rule, which the layered manufactured cases must catch.
+  return (a + b) / 2;
+#else
+  return 2 * a * b / (a + b);
+#endif
+}
 
 // What a backend computes with when coefficients vary or sources are given,
 // in the working precision and the field's layout; the backends that run on

@@ -12,7 +12,7 @@ const char* to_string(Outcome);
 
 struct Row {
   std::string case_name;
-  std::string check;     // "exact", "reference", "convergence", "conservation"
+  std::string check;     // "exact", "reference", "convergence", "conservation", "manufactured"
   std::string quantity;  // what was measured: "max rel @ step 40", "order 17->33 pts", ...
   double measured = 0;
   std::string tolerance;  // as the check reads it: "<= 1e-12", "4 +- 0.1"

@@ -1,16 +1,19 @@
 #include "validation/suite.hpp"
 
 #include <mpi.h>
+#include <omp.h>
 #include <spdlog/fmt/fmt.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
+#include "io/hdf5.hpp"
 #include "io/log.hpp"
 #include "io/yaml_file.hpp"
 #include "io/yaml_section.hpp"
@@ -32,6 +35,8 @@ const char* to_string(CheckKind k) {
       return "reference";
     case CheckKind::conservation:
       return "conservation";
+    case CheckKind::manufactured:
+      return "manufactured";
   }
   return "?";
 }
@@ -141,9 +146,79 @@ double default_tolerance(CheckKind kind, Precision precision) {
     case CheckKind::conservation:
       return f32 ? 1e-5 : 1e-12;
     case CheckKind::convergence:
+    case CheckKind::manufactured:
       return 0.1;
   }
   return 0;
+}
+
+// The grid of ladder level `level`: h halved `level` times.
+Config refined(const Config& base, int level) {
+  Config cfg = base;
+  for (int a = 0; a < base.dims; ++a)
+    cfg.points[a] = base.boundary[a][0].type == BoundaryType::periodic ? base.points[a] << level
+                                                                       : ((base.points[a] - 1) << level) + 1;
+  return cfg;
+}
+
+// Calls f(global linear index, coordinates) at every grid point, x fastest.
+template <class F>
+void for_each_grid_point(const Problem& p, F&& f) {
+  const long n = p.global_points();
+  for (long i = 0; i < n; ++i) {
+    Point x{0, 0, 0};
+    long rest = i;
+    for (int a = 0; a < p.dims; ++a) x[a] = static_cast<double>(rest % p.points[a]) * p.spacing[a], rest /= p.points[a];
+    f(i, x);
+  }
+}
+
+// The problem of `cfg` with the manufactured coefficient's largest grid
+// value as its constant: the run's stability limit and dt: auto, which take
+// it from the material, without its file. Throws Error(unstable) saying so.
+Problem at_coefficient_max(Config cfg, const Manufactured& m) {
+  double max = 0;
+  for_each_grid_point(Problem::from(cfg), [&](long, const Point& x) { max = std::max(max, m.coefficient(x)); });
+  cfg.coefficients.set(m.coefficient_key(), max);
+  try {
+    return Problem::from(cfg);
+  } catch (const Error& e) {
+    throw Error(e.code(),
+                fmt::format("{}; the manufactured '{}' problem's {} reaches {:g} on the grid of {} points", e.what(),
+                            name_of(manufactured_names, m.kind()), m.coefficient_key(), max, cfg.points[0]));
+  }
+}
+
+// One grid of a manufactured ladder: its config (grid, dt, steps; no files
+// yet) and its manufactured solution.
+struct ManufacturedLevel {
+  Config config;
+  Manufactured solution;
+};
+
+// The ladder: grids that halve h, to the base run's end time T; the base
+// grid's dt is the config's (with the coefficient's largest value), and each
+// level's is dt0 (h/h0)^time_power, shrunk to land on T. Throws Error when a
+// level is unstable.
+std::vector<ManufacturedLevel> manufactured_ladder(const Config& config, const Check& check) {
+  const auto geometry = [](Config cfg) {
+    cfg.steps = 1, cfg.t_end.reset(), cfg.dt.reset();
+    return Problem::from(cfg);
+  };
+  // The coefficient does not depend on the end time, which is not known yet.
+  const Problem base = at_coefficient_max(config, Manufactured(check.problem, geometry(config), 1.0));
+  const double t_end = base.t_end;
+  std::vector<ManufacturedLevel> ladder;
+  for (int level = 0; level < check.levels; ++level) {
+    Config cfg = refined(config, level);
+    const double dt = base.dt * std::pow(0.5, level * check.time_power);
+    const long steps = static_cast<long>(std::ceil(t_end / dt - 1e-9));
+    cfg.dt = t_end / static_cast<double>(steps), cfg.steps = steps, cfg.t_end.reset();
+    Manufactured solution(check.problem, geometry(cfg), t_end);
+    at_coefficient_max(cfg, solution);  // the stability check of the run
+    ladder.push_back({cfg, solution});
+  }
+  return ladder;
 }
 
 // Why `check` cannot be measured on this problem ("" when it can).
@@ -163,11 +238,13 @@ std::string inapplicable(CheckKind kind, const Problem& p) {
   return "";
 }
 
-Check parse_check(const Section& checks, const std::string& key, CheckKind kind, const Problem& p) {
+Check parse_check(const Section& checks, const std::string& key, CheckKind kind, const Config& config,
+                  const Problem& p) {
   YAML::Node n = checks.raw(key);
-  const bool convergence = kind == CheckKind::convergence;
+  const bool convergence = kind == CheckKind::convergence, manufactured = kind == CheckKind::manufactured;
   std::vector<std::string> allowed{"tolerance"};
   if (convergence) allowed.insert(allowed.end(), {"levels", "time_power", "nu", "order"});
+  if (manufactured) allowed.insert(allowed.end(), {"problem", "levels", "time_power", "error"});
   Section s(n.IsNull() ? YAML::Node(YAML::NodeType::Map) : n, checks.qualified(key), checks.file(), allowed);
   Check c;
   c.kind = kind;
@@ -182,6 +259,28 @@ Check parse_check(const Section& checks, const std::string& key, CheckKind kind,
     if (c.nu <= 0) s.invalid("nu", "must be > 0");
     c.order = s.get<double>("order", 2.0 * p.radius);
     if (c.order <= 0) s.invalid("order", "must be > 0");
+  }
+  if (manufactured) {
+    if (!s.has("problem")) s.invalid("problem", "is required (smooth or layered)");
+    c.problem = s.named("problem", ManufacturedKind::smooth, manufactured_names);
+    if (const std::string why = Manufactured::unsupported(c.problem, p); !why.empty())
+      checks.fail(
+          ExitCode::invalid_value, n, "'" + checks.qualified(key) + "'",
+          std::string("cannot make the '") + name_of(manufactured_names, c.problem) + "' problem on this case: " + why);
+    c.levels = s.get<int>("levels", c.levels);
+    if (c.levels < 2) s.invalid("levels", "must be >= 2 (an order needs two grids)");
+    // Heat: steady, no time error; the stability limit needs dt ~ h^2. Wave:
+    // leapfrog's O(dt^2) below the O(h^(2r)) space error needs dt ~ h^r.
+    const bool heat = p.equation == Equation::heat;
+    c.time_power = s.get<double>("time_power", heat ? 2.0 : p.radius);
+    if (c.time_power < (heat ? 2 : 1))
+      s.invalid("time_power", heat ? "must be >= 2 (the heat's stability limit shrinks as h^2)"
+                                   : "must be >= 1 (the wave's stability limit shrinks as h)");
+    c.error = s.get<double>("error", c.error);
+    if (c.error <= 0) s.invalid("error", "must be > 0");
+    const ExpectedOrder expected = Manufactured::expected(c.problem, p);
+    c.order = expected.order, c.at_least = expected.at_least;
+    manufactured_ladder(config, c);  // refuses an unstable level now, not midway through the suite
   }
   if (const std::string why = inapplicable(kind, p); !why.empty())
     checks.fail(ExitCode::invalid_value, n, "'" + checks.qualified(key) + "'",
@@ -205,14 +304,16 @@ Case make_case(const Section& c, const std::string& name, YAML::Node config_node
       if (s < 1 || s > p.steps)
         c.invalid("steps", "must lie in [1, " + std::to_string(p.steps) + "] (the run's steps)");
   }
-  Section checks = c.section("checks", {"exact", "convergence", "reference", "conservation"});
+  Section checks = c.section("checks", {"exact", "convergence", "reference", "conservation", "manufactured"});
   const std::pair<const char*, CheckKind> kinds[] = {{"exact", CheckKind::exact},
                                                      {"convergence", CheckKind::convergence},
                                                      {"reference", CheckKind::reference},
-                                                     {"conservation", CheckKind::conservation}};
+                                                     {"conservation", CheckKind::conservation},
+                                                     {"manufactured", CheckKind::manufactured}};
   for (const auto& [key, kind] : kinds)
-    if (checks.has(key)) out.checks.push_back(parse_check(checks, key, kind, p));
-  if (out.checks.empty()) c.invalid("checks", "names no check (exact, convergence, reference, conservation)");
+    if (checks.has(key)) out.checks.push_back(parse_check(checks, key, kind, out.config, p));
+  if (out.checks.empty())
+    c.invalid("checks", "names no check (exact, convergence, reference, conservation, manufactured)");
   return out;
 }
 
@@ -312,8 +413,14 @@ std::vector<Snapshot> run_backend_typed(const Config& config, const std::vector<
   return out;
 }
 
-// `steps` ascending.
+// `steps` ascending. The case's `threads` holds for its run, as for `heatwave run`.
 std::vector<Snapshot> run_backend(const Config& config, const std::vector<long>& steps, MPI_Comm comm) {
+  const int threads = omp_get_max_threads();
+  if (config.run.threads > 0) omp_set_num_threads(config.run.threads);
+  struct Restore {
+    int threads;
+    ~Restore() { omp_set_num_threads(threads); }
+  } restore{threads};
   return with_dims_and_precision(config.dims, config.precision == Precision::float32,
                                  [&]<int D, class Real>() { return run_backend_typed<D, Real>(config, steps, comm); });
 }
@@ -440,9 +547,7 @@ void convergence_rows(const Case& c, const Check& check, MPI_Comm comm, bool rep
   const Problem base = Problem::from(c.config);
   Ladder ladder{c.name, check.order, {}, {}, {}};
   for (int level = 0; level < check.levels; ++level) {
-    Config cfg = c.config;
-    for (int a = 0; a < base.dims; ++a)
-      cfg.points[a] = base.periodic[a] ? base.points[a] << level : ((base.points[a] - 1) << level) + 1;
+    Config cfg = refined(c.config, level);
     cfg.steps = 1, cfg.t_end.reset(), cfg.dt.reset();
     const Problem grid = Problem::from(cfg);
     const double h = *std::min_element(grid.spacing.begin(), grid.spacing.begin() + grid.dims);
@@ -471,7 +576,116 @@ void convergence_rows(const Case& c, const Check& check, MPI_Comm comm, bool rep
   report.ladders.push_back(ladder);
 }
 
-void run_case(const Case& c, Report& report) {
+// Writes a level's fields to `file` on the writer (the coefficient where it
+// is a field, the source's q, u0 or v0, and u_exact at t_end for whoever
+// looks), and points the config at them through the user-facing keys.
+Config with_manufactured_files(Config cfg, const Manufactured& m, const std::string& file, bool writer, MPI_Comm comm) {
+  const Problem p = Problem::from(cfg);
+  const bool heat = p.equation == Equation::heat, smooth = m.kind() == ManufacturedKind::smooth;
+  if (smooth) {
+    Medium medium;
+    medium.type = MediumType::file, medium.path = file, medium.dataset = m.coefficient_key();
+    cfg.material[m.coefficient_key()] = medium;
+  } else {
+    cfg.material[m.coefficient_key()] = m.layers();
+  }
+  Source source;
+  source.type = SourceType::field, source.path = file, source.dataset = "q", source.time = m.time();
+  cfg.sources = {source};
+  InitialCondition from_file;
+  from_file.type = InitialType::file, from_file.path = file;
+  if (heat) {
+    from_file.dataset = "u0", cfg.initial = from_file;
+  } else {
+    cfg.initial = InitialCondition{};
+    cfg.initial.type = InitialType::constant, cfg.initial.value = 0;
+    from_file.dataset = "v0", cfg.velocity = from_file;
+  }
+  int ok = 1;
+  std::string why;
+  if (writer) {
+    try {
+      const std::size_t n = static_cast<std::size_t>(p.global_points());
+      std::vector<double> k(n), q(n), start(n), exact(n);
+      for_each_grid_point(p, [&](long i, const Point& x) {
+        k[i] = m.coefficient(x), q[i] = m.source(x), start[i] = heat ? m.initial(x) : m.velocity(x);
+        exact[i] = m.exact(x, p.t_end);
+      });
+      hdf5::Block block;
+      for (int a = p.dims - 1; a >= 0; --a) block.global.push_back(static_cast<std::uint64_t>(p.points[a]));
+      block.offset.assign(block.global.size(), 0), block.count = block.global;
+      std::vector<hdf5::FieldView<double>> fields{
+          {"q", q.data()}, {heat ? "u0" : "v0", start.data()}, {"u_exact", exact.data()}};
+      if (smooth) fields.push_back({m.coefficient_key(), k.data()});
+      std::filesystem::create_directories(std::filesystem::path(file).parent_path());
+      hdf5::write_fields<double>(file, MPI_COMM_SELF, block, {}, fields);
+      // The level as a config of its own: `heatwave run` redoes it by hand.
+      const std::string yaml = std::filesystem::path(file).replace_extension(".yaml").string();
+      std::ofstream out(yaml);
+      out << to_yaml(cfg);
+      out.close();
+      if (!out) throw Error(ExitCode::io_error, yaml + ": cannot write the manufactured level's config");
+    } catch (const Error& e) {
+      ok = 0, why = e.what();
+    }
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok) throw Error(ExitCode::io_error, writer ? why : file + ": the manufactured fields were not written");
+  return cfg;
+}
+
+// A manufactured ladder (validation/manufactured.hpp): each grid run through
+// material, sources and initial files, its max error against u_exact at
+// t_end; the order between neighbouring grids, and the finest grid's error.
+void manufactured_rows(const Case& c, const Check& check, const std::string& scratch, MPI_Comm comm, bool reporter,
+                       Report& report) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  Ladder ladder{c.name, check.order, {}, {}, {}};
+  double finest_error = 0, finest_size = 0;
+  for (const ManufacturedLevel& level : manufactured_ladder(c.config, check)) {
+    const std::string file = fmt::format("{}/grid-{}.h5", scratch, level.config.points[0]);
+    const Config cfg = with_manufactured_files(level.config, level.solution, file, rank == 0, comm);
+    const Problem p = Problem::from(cfg);
+    const std::vector<Snapshot> end = run_backend(cfg, {p.steps}, comm);
+    if (!reporter) continue;
+    double err = 0, size = 0;
+    for_each_grid_point(p, [&](long i, const Point& x) {
+      const double exact = level.solution.exact(x, p.t_end);
+      const double d = std::abs(end[0].current[static_cast<std::size_t>(i)] - exact);
+      err = std::isnan(d) || std::isnan(err) ? NAN : std::max(err, d);
+      size = std::max(size, std::abs(exact));
+    });
+    ladder.points.push_back(p.points[0]);
+    ladder.spacing.push_back(p.spacing[0]);
+    ladder.error.push_back(err);
+    finest_error = err, finest_size = size;
+  }
+  if (!reporter) return;
+  const std::string kind = to_string(check.kind);
+  for (int level = 1; level < check.levels; ++level) {
+    const double order = std::log(ladder.error[level - 1] / ladder.error[level]) /
+                         std::log(ladder.spacing[level - 1] / ladder.spacing[level]);
+    const double floor = check.order - check.tolerance;
+    report.rows.push_back(
+        {c.name, kind, fmt::format("order {}->{} pts", ladder.points[level - 1], ladder.points[level]), order,
+         check.at_least ? fmt::format(">= {:g}", floor) : fmt::format("{:g} +- {:g}", check.order, check.tolerance),
+         check.at_least ? judge(-order, -floor) : judge(std::abs(order - check.order), check.tolerance),
+         fmt::format("errors {:.3e} -> {:.3e}", ladder.error[level - 1], ladder.error[level])});
+  }
+  report.rows.push_back(row(c, check.kind, fmt::format("max rel error @ {} pts", ladder.points.back()),
+                            finest_error / finest_size, check.error));
+  report.ladders.push_back(ladder);
+}
+
+// A case name as a file name.
+std::string file_name(std::string name) {
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
+  return name;
+}
+
+void run_case(const Case& c, const std::string& scratch, Report& report) {
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -495,8 +709,10 @@ void run_case(const Case& c, Report& report) {
   needed.push_back(info(p.equation).conserved == Conserved::mean ? 0 : 1);
   std::sort(needed.begin(), needed.end());
   needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-  const bool one_run =
-      std::any_of(c.checks.begin(), c.checks.end(), [](const Check& k) { return k.kind != CheckKind::convergence; });
+  // Convergence and manufactured ladders make their own runs.
+  const bool one_run = std::any_of(c.checks.begin(), c.checks.end(), [](const Check& k) {
+    return k.kind != CheckKind::convergence && k.kind != CheckKind::manufactured;
+  });
   const std::vector<Snapshot> snaps = one_run ? run_backend(c.config, needed, comm) : std::vector<Snapshot>{};
   for (const Check& check : c.checks) {
     switch (check.kind) {
@@ -511,6 +727,9 @@ void run_case(const Case& c, Report& report) {
         break;
       case CheckKind::convergence:
         convergence_rows(c, check, comm, reporter, report);
+        break;
+      case CheckKind::manufactured:
+        manufactured_rows(c, check, scratch + "/" + file_name(c.name), comm, reporter, report);
         break;
     }
   }
@@ -533,11 +752,13 @@ ExitCode run_suite(const Options& o) {
   report.suite = suite.name;
   report.source = suite.source;
   report.reference = reference::description();
+  // Manufactured ladders write their fields here (every rank of a case reads them).
+  const std::string scratch = std::filesystem::absolute(dir).string() + "/manufactured";
   const double start = now();
   for (const Case& c : suite.cases) {
     const double t0 = now();
     const std::size_t first = report.rows.size();
-    run_case(c, report);
+    run_case(c, scratch, report);
     const bool failed = std::any_of(report.rows.begin() + first, report.rows.end(),
                                     [](const Row& r) { return r.outcome == Outcome::fail; });
     spdlog::info("case {} ({}, {} rank(s)): {} in {:.2f} s", c.name, backend_choice_name(c.config.run.backend), c.ranks,

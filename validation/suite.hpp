@@ -1,27 +1,33 @@
 #pragma once
 // `heatwave validate suite.yaml`: reads a suite of cases (docs/validation.md),
 // runs each on its backend and rank count, checks it against the exact
-// discrete solution, the convergence order, the Kokkos reference and the
-// conservation laws, and reports (table, JSON, Markdown, convergence plots).
+// discrete solution, the convergence order, the Kokkos reference, the
+// conservation laws and manufactured solutions for media and sources, and
+// reports (table, JSON, Markdown, convergence plots).
 #include <string>
 #include <vector>
 
 #include "io/config.hpp"
 #include "io/errors.hpp"
+#include "validation/manufactured.hpp"
 
 namespace heatwave::validation {
 
-enum class CheckKind { exact, convergence, reference, conservation };
+enum class CheckKind { exact, convergence, reference, conservation, manufactured };
 const char* to_string(CheckKind);
 
 struct Check {
   CheckKind kind = CheckKind::exact;
-  double tolerance = 0;  // exact / reference / conservation: relative; convergence: |order - expected|
-  // convergence only
+  double tolerance = 0;  // exact / reference / conservation: relative; convergence, manufactured: on the order
+  // convergence and manufactured
   int levels = 3;         // grids, each halving h
-  double time_power = 2;  // dt = nu * h^time_power keeps the time error below the space error
-  double nu = 0.01;
-  double order = 0;  // expected order (2 * radius unless set)
+  double time_power = 2;  // dt = nu * h^time_power (manufactured: the base grid's dt * (h/h0)^time_power)
+  double nu = 0.01;       // convergence only
+  double order = 0;       // expected order (convergence: 2 * radius unless set)
+  // manufactured only
+  ManufacturedKind problem = ManufacturedKind::smooth;
+  bool at_least = false;  // the order must not fall below order - tolerance (instead of within it)
+  double error = 1e-2;    // bound on the finest grid's max |u - u_exact| / max |u_exact|
 };
 
 struct Case {

@@ -18,12 +18,12 @@ r = json.load(open(os.path.join(d, "report.json")))
 # cover every face type alone.
 kokkos = r["reference"].startswith("Kokkos")
 reference = [row for row in r["rows"] if row["check"] == "reference"]
-assert len(reference) == (80 if kokkos else 24), len(reference)
+assert len(reference) == (160 if kokkos else 48), len(reference)
 assert all((row["result"] == "PASS") == kokkos and (row["result"] == "SKIP") != kokkos for row in reference)
-passes = 314 + (80 if kokkos else 0)
-assert r["passed"] and r["summary"] == {"pass": passes, "fail": 0, "skip": 0 if kokkos else 24}, r["summary"]
+passes = 314 + 75 + (160 if kokkos else 0)
+assert r["passed"] and r["summary"] == {"pass": passes, "fail": 0, "skip": 0 if kokkos else 48}, r["summary"]
 checks = {row["check"] for row in r["rows"]}
-assert checks == {"exact", "convergence", "reference", "conservation"}, checks
+assert checks == {"exact", "convergence", "reference", "conservation", "manufactured"}, checks
 # Every equation (heat, wave, damped wave) x dims x precision x radius x boundary
 # has an exact row: modes in u0 (72) and in v0 (48), linear steady states with
 # non-zero Dirichlet values and Neumann slopes (72).
@@ -31,12 +31,14 @@ exact = {row["case"] for row in r["rows"] if row["check"] == "exact"}
 assert len(exact) == 192, len(exact)
 orders = [row["measured"] for row in r["rows"] if row["check"] == "convergence"]
 assert len(orders) == 10 and all(1.9 < o < 2.1 or 3.9 < o < 4.1 for o in orders), orders
+manufactured = [row for row in r["rows"] if row["check"] == "manufactured"]
+assert len({row["case"] for row in manufactured}) == 25 and len(manufactured) == 75, len(manufactured)
 md = open(os.path.join(d, "report.md")).read()
 passed_lines = sum(1 for line in md.splitlines() if line.startswith("| ") and "| PASS" in line)
 assert passed_lines == passes, passed_lines
 try:
     import matplotlib  # noqa: F401
-    assert len(r["plots"]["files"]) == 5 and all(os.path.getsize(f) > 1000 for f in r["plots"]["files"]), r["plots"]
+    assert len(r["plots"]["files"]) == 30 and all(os.path.getsize(f) > 1000 for f in r["plots"]["files"]), r["plots"]
 except ImportError:
     assert r["plots"]["note"], "no plots and no note saying why"
 print("1 passed, 0 failed")
