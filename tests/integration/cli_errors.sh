@@ -43,6 +43,22 @@ grid: {points: [32, 32]}
 time: {dt: auto, steps: 100}
 initial: {type: gaussian, amplitude: 3.0e38, width: 0.1}
 diagnostics: {every: 10}' "non-finite values (NaN/Inf) in u at step 10" "the last finite state was at step 0"
+# Media and sources: a missing file (resolved beside the config), layers out
+# of order, a point outside the domain, an unknown time function; none of
+# them writes anything (the output folder is never made).
+media="$good
+output: {every: 5, dir: media-out}"
+expect 3 "$media
+material: {alpha: {type: file, path: alpha.h5}}" "'material.alpha.path' = alpha.h5: no such file"
+expect 7 "$media
+material: {alpha: {type: layers, axis: y, interfaces: [0.6, 0.2], values: [1, 2, 3]}}" \
+  "'material.alpha.interfaces'" "must increase: 0.2 at position 1 follows 0.6"
+expect 7 "$media
+sources: [{type: point, position: [0.5, 1.5]}]" "'sources[0].position'" "outside the domain: y = 1.5"
+expect 7 "$media
+sources: [{type: gaussian, time: {type: chirp}}]" "'sources[0].time.type' = 'chirp' is not one of" "ricker"
+if [[ -e media-out ]]; then echo "FAIL: a refused media config wrote media-out/"; failures=$((failures + 1)); else
+  passed=$((passed + 1)); fi
 # 2: usage
 timeout 60 "$heatwave" run case.yaml --threads -3 >out.txt 2>&1
 code=$?
