@@ -2,16 +2,12 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <bit>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <regex>
 #include <sstream>
-#include <tuple>
 
 #include "build_info.hpp"
 #include "io/errors.hpp"
@@ -95,21 +91,6 @@ std::string values_hash(const std::string& path, const std::string& dataset) {
   return fmt::format("{:016x}", h);
 }
 
-// values_hash, remembered while stat sees the same file unchanged, so that
-// every checkpoint and output does not read the media again.
-std::string remembered_hash(const DataFile& f) {
-  struct stat s {};
-  if (::stat(f.path.c_str(), &s) != 0) return values_hash(f.path, f.dataset);  // its error names the file
-  using Key = std::tuple<std::string, std::string, dev_t, ino_t, off_t, time_t, long>;
-  static std::mutex mutex;
-  static std::map<Key, std::string> known;
-  const Key key{f.path, f.dataset, s.st_dev, s.st_ino, s.st_size, s.st_mtim.tv_sec, s.st_mtim.tv_nsec};
-  const std::lock_guard lock(mutex);
-  auto it = known.find(key);
-  if (it == known.end()) it = known.emplace(key, values_hash(f.path, f.dataset)).first;
-  return it->second;
-}
-
 const char* media_attribute = "media_hashes";
 
 }  // namespace
@@ -144,8 +125,15 @@ void make_directory(const std::string& dir) {
   if (error) throw Error(ExitCode::io_error, dir + ": cannot create the directory: " + error.message());
 }
 
+std::string media_record(const Problem& p) {
+  std::string record;
+  for (const DataFile& f : data_files(p))
+    record += fmt::format("{} {}#{} {}\n", f.key, f.path, f.dataset, values_hash(f.path, f.dataset));
+  return record;
+}
+
 std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, const std::string& kind, long step,
-                                            int ranks) {
+                                            int ranks, const std::string& media) {
   std::vector<double> spacing(p.spacing.begin(), p.spacing.begin() + p.dims);
   std::vector<hdf5::Attribute> attributes{
       {"kind", kind},
@@ -166,10 +154,6 @@ std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, c
       {"hdf5_writes", std::string(hdf5::collective_writes() ? "collective (parallel HDF5)" : "in turn (serial HDF5)")},
       {"ranks", static_cast<long long>(ranks)},
   };
-  // One line per data file, "<key> <path>#<dataset> <hash>"; none without such files.
-  std::string media;
-  for (const DataFile& f : data_files(p))
-    media += fmt::format("{} {}#{} {}\n", f.key, f.path, f.dataset, remembered_hash(f));
   if (!media.empty()) attributes.push_back({media_attribute, media});
   return attributes;
 }

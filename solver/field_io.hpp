@@ -37,12 +37,17 @@ void prune_checkpoints(const std::string& dir, int keep);
 // Creates `dir` (and parents) when missing. Throws Error(io_error).
 void make_directory(const std::string& dir);
 
+// The content hash of each file a medium or a source reads, one
+// "<key> <path>#<dataset> <hash>" line each ("" without such files): taken
+// once when a run starts, so that a file edited during the run cannot pass
+// for the one the run read. Reads every such file whole.
+std::string media_record(const Problem& problem);
+
 // Attributes of every file: step, time, dt, the resolved config and its hash,
 // version and commit, and what a restart checks (equation, precision, dims,
-// radius, points, and `media_hashes`: a content hash of each file a medium or
-// a source reads, one "<key> <path>#<dataset> <hash>" line each).
+// radius, points, and `media_hashes`: the run's media_record, where not empty).
 std::vector<hdf5::Attribute> run_attributes(const Config& config, const Problem& problem, const std::string& kind,
-                                            long step, int ranks);
+                                            long step, int ranks, const std::string& media = "");
 
 // Refuses, with Error(incompatible_checkpoint) naming the differing setting, a
 // checkpoint that this problem cannot continue, or whose media and source

@@ -34,8 +34,9 @@ void RunFiles<D, Real>::write_levels(const std::string& path, const std::string&
     backend_.read(level, data.back().data());
   }
   for (std::size_t i = 0; i < levels.size(); ++i) fields.push_back({levels[i].first, data[i].data()});
-  hdf5::write_fields(path, comm, field_io::block_of(domain_),
-                     field_io::run_attributes(config_, problem_, kind, backend_.step(), decomposition_.size()), fields);
+  hdf5::write_fields(
+      path, comm, field_io::block_of(domain_),
+      field_io::run_attributes(config_, problem_, kind, backend_.step(), decomposition_.size(), media_record_), fields);
 }
 
 template <int D, class Real>

@@ -11,6 +11,7 @@
 #include "io/directory_lock.hpp"
 #include "solver/backend.hpp"
 #include "solver/decomposition.hpp"
+#include "solver/field_io.hpp"
 
 namespace heatwave {
 
@@ -19,7 +20,12 @@ class RunFiles {
  public:
   RunFiles(const Config& config, const Problem& problem, const Decomposition& decomposition,
            const LocalDomain<D>& domain, Backend<D, Real>& backend)
-      : config_(config), problem_(problem), decomposition_(decomposition), domain_(domain), backend_(backend) {}
+      : config_(config),
+        problem_(problem),
+        decomposition_(decomposition),
+        domain_(domain),
+        backend_(backend),
+        media_record_(field_io::media_record(problem)) {}
 
   // A checkpoint of the current state in checkpoint.dir, the last `keep` kept. Returns its path.
   std::string write_checkpoint();
@@ -52,6 +58,7 @@ class RunFiles {
   const Decomposition& decomposition_;
   const LocalDomain<D>& domain_;
   Backend<D, Real>& backend_;
+  std::string media_record_;                           // the media files' hashes as the run started
   std::vector<std::pair<long, double>> output_steps_;  // (step, time) of the outputs in the XDMF series
   double seconds_ = 0;
   std::unique_ptr<DirectoryLock> checkpoint_lock_, output_lock_;  // rank 0's
