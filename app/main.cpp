@@ -214,7 +214,8 @@ int main(int argc, char** argv) {
   validation::Options validate;
   auto* validate_cmd = app.add_subcommand("validate",
                                           "run a validation suite: exact solutions, convergence orders, "
-                                          "the Kokkos reference, conservation; a pass/fail report");
+                                          "manufactured solutions (media and sources), the Kokkos reference, "
+                                          "conservation; a pass/fail report");
   validate_cmd->add_option("suite", validate.suite_path, "suite YAML file (configs/validation/standard.yaml)")
       ->required();
   validate_cmd->add_option("--output-dir", validate.output_dir, "report directory (default: the suite's 'output')");
