@@ -4,6 +4,7 @@
 // storage box (its ghosts and halos too) from their global definition. Every
 // rank and every backend sees the same values at the same global point, so
 // nothing about them is exchanged (docs/design.md, "Media and sources").
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -121,17 +122,34 @@ struct MediaFields {
       if (varies(spec.key) && spec.key != std::string_view(Eq::flux_coefficient ? Eq::flux_coefficient : ""))
         pointwise.emplace_back(spec.key, medium_field(p, spec.key, domain));
     if (!pointwise.empty()) {
+      // Neighbouring points mostly share their values (layers): make an
+      // update only where they change.
       m.updates.assign(n, m.uniform);
+      Coefficients here = uniform;
+      std::vector<double> last(pointwise.size(), std::numeric_limits<double>::quiet_NaN());
+      Update made = m.uniform;
       for (std::size_t q = 0; q < n; ++q) {
-        Coefficients here = uniform;
-        bool inside = true;
-        for (const auto& [key, field] : pointwise) here.set(key, field[q]), inside = inside && !std::isnan(field[q]);
-        if (inside) m.updates[q] = Update::make(here, p.dt);
+        bool inside = true, same = true;
+        for (std::size_t k = 0; k < pointwise.size(); ++k) {
+          const double v = pointwise[k].second[q];
+          inside = inside && !std::isnan(v), same = same && v == last[k];
+        }
+        if (!inside) continue;  // padding outside the storage box
+        if (!same) {
+          for (std::size_t k = 0; k < pointwise.size(); ++k)
+            here.set(pointwise[k].first, last[k] = pointwise[k].second[q]);
+          made = Update::make(here, p.dt);
+        }
+        m.updates[q] = made;
       }
     }
     if constexpr (Eq::has_energy) {
       if (varies("c")) {
-        const std::vector<double> c = medium_field(p, "c", domain);
+        const auto entry = std::find_if(pointwise.begin(), pointwise.end(),
+                                        [](const auto& e) { return std::string_view(e.first) == "c"; });
+        const std::vector<double> flux_c =
+            entry == pointwise.end() ? medium_field(p, "c", domain) : std::vector<double>{};
+        const std::vector<double>& c = entry == pointwise.end() ? flux_c : entry->second;
         const double c_max = p.coefficients.get("c");
         m.kinetic_weight.resize(n);
         for (std::size_t q = 0; q < n; ++q) m.kinetic_weight[q] = (c_max * c_max) / (c[q] * c[q]);
