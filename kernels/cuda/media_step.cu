@@ -8,6 +8,8 @@
 // not tuned (docs/performance.md gives its rate).
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "io/errors.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/media_step.cuh"
@@ -38,18 +40,26 @@ template <int D, int R, class Real, class Eq>
 __global__ void __launch_bounds__(256)
     media_step_kernel(const Real* __restrict__ u, Real* __restrict__ out, const MediaStep<D, R, Real, Eq> m,
                       const Box<D> box, const Layout<D> layout, const bool start) {
-  const long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
-  if (k >= box.size()) return;
-  const long p = layout.offset(box_point(box, k));
-  const auto& up = m.updates ? m.updates[p] : m.uniform;
-  const Real l = m.flux_form ? m.flux(u, p) : m.lap(u, p);
-  Real v = start ? up.start(u[p], out[p], l) : up.step(u[p], out[p], l);
-  if (m.sources > 0) {
-    Real sum = 0;
-    for (int t = 0; t < m.sources; ++t) sum = fused(m.f[t], m.q[t][p], sum);
-    v = up.force(v, sum, start);
-  }
-  out[p] = v;
+  // x from the thread, the other axes from the grid (strided past its
+  // 65535 limit): no 64-bit divisions for the index.
+  Index<D> i;
+  i[0] = box.lo[0] + blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i[0] >= box.hi[0]) return;
+  const long z_lo = D == 3 ? box.lo[D - 1] + blockIdx.z : 0, z_hi = D == 3 ? box.hi[D - 1] : 1;
+  for (long z = z_lo; z < z_hi; z += gridDim.z)
+    for (i[1] = box.lo[1] + blockIdx.y; i[1] < box.hi[1]; i[1] += gridDim.y) {
+      if constexpr (D == 3) i[2] = z;
+      const long p = layout.offset(i);
+      const auto& up = m.updates ? m.updates[p] : m.uniform;
+      const Real l = m.flux_form ? m.flux(u, p) : m.lap(u, p);
+      Real v = start ? up.start(u[p], out[p], l) : up.step(u[p], out[p], l);
+      if (m.sources > 0) {
+        Real sum = 0;
+        for (int t = 0; t < m.sources; ++t) sum = fused(m.f[t], m.q[t][p], sum);
+        v = up.force(v, sum, start);
+      }
+      out[p] = v;
+    }
 }
 
 template <class T>
@@ -83,7 +93,9 @@ class MediaStepKernel final : public StepKernel<D, Real> {
     if (box.empty()) return;
     const bool start = Eq::levels == 2 && step == 0;
     const double t = problem_.time_at(step);
-    const unsigned blocks = static_cast<unsigned>((box.size() + 255) / 256);
+    const auto capped = [](long n) { return static_cast<unsigned>(std::min(n, 65535L)); };
+    const dim3 blocks(static_cast<unsigned>((box.extent(0) + 255) / 256), capped(box.extent(1)),
+                      D == 3 ? capped(box.extent(2)) : 1u);
     with_radius(problem_.radius, [&]<int R>() {
       MediaStep<D, R, Real, Eq> m{};
       m.lap = LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides());
