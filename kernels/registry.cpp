@@ -13,6 +13,7 @@
 #include "solver/memory_check.hpp"
 #ifdef HEATWAVE_HAVE_CUDA
 #include "kernels/cluster/cluster_backend.hpp"
+#include "kernels/cluster/plan.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/device.hpp"
 #endif
@@ -141,10 +142,9 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
                        ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
   const int sharing = (local_ranks + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size());
   check_memory(p, run, domain, local_ranks, GpuShare{device.index, sharing}, comm);
-  if (kind == BackendKind::cuda_cluster && (p.varies() || !p.sources.empty())) {
-    const char* why = "the cluster kernels do not read coefficient fields or sources yet (docs/design.md)";
-    spdlog::warn("backend cuda-cluster: {}", why);
-    reason += std::string("; falling back to the cuda backend: ") + why;
+  if (const std::string gap = cuda::cluster_media_gap(p); kind == BackendKind::cuda_cluster && !gap.empty()) {
+    spdlog::warn("backend cuda-cluster: {} (docs/design.md)", gap);
+    reason += "; falling back to the cuda backend: " + gap;
   } else if (kind == BackendKind::cuda_cluster) {
     std::string why;
     if (auto cluster = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster, why))

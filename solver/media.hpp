@@ -66,6 +66,15 @@ inline double harmonic_mean(double a, double b) {
 #endif
 }
 
+// The coefficients of the update that goes with the flux form: the flux
+// coefficient, where it varies, is in the pair fields (set to 1 here).
+template <class Eq>
+Coefficients uniform_coefficients(const Problem& p) {
+  Coefficients uniform = p.coefficients;
+  if (Eq::flux_coefficient && p.material.count(Eq::flux_coefficient) > 0) uniform.set(Eq::flux_coefficient, 1.0);
+  return uniform;
+}
+
 // What a backend computes with when coefficients vary or sources are given,
 // in the working precision and the field's layout; the backends that run on
 // a device copy these there. Built from the problem's global definition.
@@ -98,7 +107,7 @@ struct MediaFields {
     MediaFields m;
     m.radius = p.radius;
     const std::size_t n = domain.layout.storage_size();
-    Coefficients uniform = p.coefficients;
+    const Coefficients uniform = uniform_coefficients<Eq>(p);
     const auto varies = [&](const char* key) { return key && p.material.count(key) > 0; };
     if (varies(Eq::flux_coefficient)) {
       const std::vector<double> k = medium_field(p, Eq::flux_coefficient, domain);
@@ -114,7 +123,6 @@ struct MediaFields {
               pair[q] = static_cast<Real>(w * harmonic_mean(k[q], k[q + s]));
           m.pairs.push_back(std::move(pair));
         }
-      uniform.set(Eq::flux_coefficient, 1.0);
     }
     m.uniform = Update::make(uniform, p.dt);
     std::vector<std::pair<const char*, std::vector<double>>> pointwise;

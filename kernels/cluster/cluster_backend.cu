@@ -94,7 +94,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     }
     // Where the baseline kernel won, it runs: the cluster path ships only where it is faster.
     if (plan.baseline()) return reason = "the baseline step kernel is faster for this case (" + origin + ")", false;
-    kernel_ = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, reason);
+    kernel_ = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, this->step_kernel_->flux_pairs(), reason);
     if (!kernel_) return false;
     allocate_outputs();
     reason = "plan (" + origin + "): " + kernel_->plan().text() + ", " +
@@ -149,7 +149,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     int tried = 0;
     for (const ClusterPlan& plan : cluster_plan_candidates(problem_)) {
       std::string why;
-      const auto kernel = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, why);
+      const auto kernel =
+          make_cluster_kernel<Real>(problem_, fields_.domain(), plan, this->step_kernel_->flux_pairs(), why);
       if (!kernel) continue;
       ++tried;
       const int steps = plan.resident ? resident_chunk : plan.k;

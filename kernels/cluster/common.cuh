@@ -11,11 +11,13 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/cluster/kernel.cuh"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/pack.cuh"
 #include "solver/dispatch.hpp"
+#include "solver/media.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatwave::cuda {
@@ -132,10 +134,18 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
 
   // The axes as the kernels see them, and the parts of the plan every
   // dimension derives alike. False, with `reason`, where the box is too small.
+  // `flux_pairs`: the device pair fields where the flux coefficient varies (FluxTiles).
   bool set_geometry(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan,
-                    std::string& reason) {
+                    const std::vector<const Real*>& flux_pairs, std::string& reason) {
     const int R = problem.radius;
     radius_ = R;
+    flux_pairs_ = flux_pairs;
+    if (cluster_flux_tiles(problem) != !flux_pairs.empty() ||
+        (!flux_pairs.empty() && flux_pairs.size() != static_cast<std::size_t>(D * R)))
+      return reason = "the cluster kernels need the flux coefficient's " + std::to_string(D * R) +
+                      " pair fields where it varies, and none where it does not",
+             false;
+    if (D == 3 && !flux_pairs.empty()) return reason = cluster_media_gap(problem), false;
     int device = 0, can = 0;
     HW_CUDA(cudaGetDevice(&device));
     HW_CUDA(cudaDeviceGetAttribute(&can, cudaDevAttrClusterLaunch, device));
@@ -172,7 +182,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     geo_.width = shared_width(plan.k * R, plan.tile_x, V);
     laps_ = {LaplacianWeights<D, 1, Real>::make(problem.spacing, strides),
              LaplacianWeights<D, 2, Real>::make(problem.spacing, strides)};
-    update_ = Update::make(problem.coefficients, problem.dt);
+    update_ = Update::make(uniform_coefficients<Eq>(problem), problem.dt);  // the flux coefficient in the pairs
     return true;
   }
 
@@ -265,16 +275,19 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   int threads_x_ = 32, threads_y_ = 1;  // block shape
   std::tuple<LaplacianWeights<D, 1, Real>, LaplacianWeights<D, 2, Real>> laps_{};
   Update update_{};
+  std::vector<const Real*> flux_pairs_;  // device pair fields, [a * R + j - 1]; empty: a constant flux coefficient
 };
 
 // The kernel object `Kernel<Real, Eq>` of the problem's equation, configured
 // for `plan`; null (with `reason`) where the plan cannot run.
 template <template <class, class> class Kernel, int D, class Real>
 std::unique_ptr<ClusterKernel<D, Real>> configured_kernel(const Problem& problem, const LocalDomain<D>& domain,
-                                                          const ClusterPlan& plan, std::string& reason) {
+                                                          const ClusterPlan& plan,
+                                                          const std::vector<const Real*>& flux_pairs,
+                                                          std::string& reason) {
   return with_equation(problem.equation, [&]<class Eq>() -> std::unique_ptr<ClusterKernel<D, Real>> {
     auto kernel = std::make_unique<Kernel<Real, Eq>>();
-    if (!kernel->configure(problem, domain, plan, reason)) return nullptr;
+    if (!kernel->configure(problem, domain, plan, flux_pairs, reason)) return nullptr;
     return kernel;
   });
 }

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/cluster/plan.hpp"
 #include "solver/domain.hpp"
@@ -75,13 +76,19 @@ class ClusterKernel {
 };
 
 // The kernels for `plan` where it can run on the current device; else null
-// and `reason` says why (shared memory, occupancy, an invalid plan). The 2D
+// and `reason` says why (shared memory, occupancy, an invalid plan, media
+// they do not read). `flux_pairs`: the flux coefficient's pair fields on the
+// device where it varies (MediaFields::pairs; 2D only), else empty. The 2D
 // ones are defined in kernel_2d.cu, the 3D ones in kernel_3d.cu.
 template <class Real>
 std::unique_ptr<ClusterKernel<2, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<2>& domain,
-                                                            const ClusterPlan& plan, std::string& reason);
+                                                            const ClusterPlan& plan,
+                                                            const std::vector<const Real*>& flux_pairs,
+                                                            std::string& reason);
 template <class Real>
 std::unique_ptr<ClusterKernel<3, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<3>& domain,
-                                                            const ClusterPlan& plan, std::string& reason);
+                                                            const ClusterPlan& plan,
+                                                            const std::vector<const Real*>& flux_pairs,
+                                                            std::string& reason);
 
 }  // namespace heatwave::cuda

@@ -73,13 +73,31 @@ __device__ __forceinline__ void shared_levels_2d(const ClusterGeometry<2>& geo, 
   u_next = u_now + level_stride<Real>(geo.width, geo.rows);
 }
 
+// Where the flux coefficient varies (the heat's alpha: solver/media.hpp), its
+// 2r pair fields K_aj, [a * R + j - 1], in the fields' layout. A launch loads
+// them with the field tile into shared planes after the two levels (they do
+// not change in time: once a launch, not once a step), and the stencil takes
+// FluxDivergence's terms in its order.
+template <int R, class Real>
+struct FluxTiles {
+  static constexpr int count = 2 * R;
+  const Real* global[count] = {};
+};
+
+// The first pair plane in shared memory (the others follow, geo.plane apart).
+template <class Real>
+__device__ __forceinline__ Real* shared_pairs_2d(const ClusterGeometry<2>& geo) {
+  return reinterpret_cast<Real*>(cluster_shared) + Pack<Real>::width + 2 * geo.plane;
+}
+
 // Loads global [lx0, lx1) x [ly0, ly1) of u^n into u_now (two levels: u^{n-1}
 // into u_next, which the first step overwrites) and sets the Dirichlet face
 // points of u_next to g: no step writes them.
-template <class Real, int Levels>
+// `Pairs` pair tiles (FluxTiles) are loaded alike into `pairs`.
+template <class Real, int Levels, int Pairs = 0, class Tiles = FluxTiles<1, Real>>
 __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Real* u, const Real* u_prev,
                                              const ClusterGeometry<2>& geo, const SharedPlane& s, int lx0, int lx1,
-                                             int ly0, int ly1) {
+                                             int ly0, int ly1, const Tiles& tiles = {}, Real* pairs = nullptr) {
   constexpr int V = Pack<Real>::width;
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
@@ -93,6 +111,9 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
     load_row(u_now + s.at(s.xbase, y), u + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
     if constexpr (Levels == 2)
       load_row(u_next + s.at(s.xbase, y), u_prev + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
+#pragma unroll
+    for (int i = 0; i < Pairs; ++i)
+      load_row(pairs + i * geo.plane + s.at(s.xbase, y), tiles.global[i] + row, ax, s.xbase, lx0, lx1, aligned, tx, bx);
   }
   wait_loads();
   __syncthreads();
@@ -114,11 +135,14 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
 // before use). `whole`: the pack holds no Dirichlet x face point.
 // Starting: the first step of an equation second order in time (a template
 // parameter: no branch a row).
-template <int R, class Real, class Eq, bool Starting>
+// Flux: the operator is the flux form over the pair planes at `pairs`
+// (plane apart), y pairs kept in a register window like the column.
+template <int R, class Real, class Eq, bool Starting, bool Flux>
 __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx,
                                                 bool whole, int cx0, int cx1, int cy0, int cy1, int rows_log2,
                                                 const ClusterAxis& ax, const LaplacianWeights<2, R, Real>& lap,
-                                                const typename Eq::template Update<Real>& up) {
+                                                const typename Eq::template Update<Real>& up, const Real* pairs,
+                                                int plane) {
   using Vec = Pack<Real>;
   constexpr int V = Vec::width;
   const int W = s.W;
@@ -130,12 +154,32 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
   Vec column[2 * R + 1];  // the packs at y - R + j
 #pragma unroll
   for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
+  // Flux: pair plane a * R + j - 1 at this pack; y pairs of rows y - R + i in ky[j - 1][i].
+  const Real* k = Flux ? pairs + (a - u_now) : nullptr;
+  Vec ky[R][R + 1];
+  if constexpr (Flux) {
+#pragma unroll
+    for (int j = 1; j <= R; ++j)
+#pragma unroll
+      for (int i = 0; i < R; ++i) ky[j - 1][i] = load_pack(k + (R + j - 1) * plane + (i - R) * W);
+  }
 #pragma unroll(2 * R + 1)  // the window shifts by renaming registers
-  for (int y = ya; y < yb; ++y, a += W, b += W) {
+  for (int y = ya; y < yb; ++y, a += W, b += W, k += W) {
     column[2 * R] = load_pack(a + R * W);
     Real left_x[R + 1], right_x[R + 1];  // x neighbours past the pack's ends
 #pragma unroll
     for (int m = 1; m <= R; ++m) left_x[m] = a[-m], right_x[m] = a[V - 1 + m];
+    Vec kx[R];               // x pairs at the pack's points,
+    Real kx_left[R][R + 1];  // and past its left end
+    if constexpr (Flux) {
+#pragma unroll
+      for (int j = 1; j <= R; ++j) {
+        kx[j - 1] = load_pack(k + (j - 1) * plane);
+#pragma unroll
+        for (int m = 1; m <= j; ++m) kx_left[j - 1][m] = k[(j - 1) * plane - m];
+        ky[j - 1][R] = load_pack(k + (R + j - 1) * plane);
+      }
+    }
     Vec result;
     if constexpr (Eq::levels == 2) result = load_pack(b);  // u^{m-1}
 #pragma unroll
@@ -147,10 +191,26 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
         minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
         plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
       }
-      Real lap_value = lap.add(0, lap.start(centre), minus, plus);
+      Real lap_value;
+      if constexpr (Flux) {
+        // FluxDivergence's order: axes, then j, the +j pair before the -j one.
+        lap_value = 0;
 #pragma unroll
-      for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
-      lap_value = lap.add(1, lap_value, minus, plus);
+        for (int j = 1; j <= R; ++j) {
+          lap_value = fused(kx[j - 1].v[v], plus[j] - centre, lap_value);
+          lap_value = fused(v - j >= 0 ? kx[j - 1].v[v - j] : kx_left[j - 1][j - v], minus[j] - centre, lap_value);
+        }
+#pragma unroll
+        for (int j = 1; j <= R; ++j) {
+          lap_value = fused(ky[j - 1][R].v[v], column[R + j].v[v] - centre, lap_value);
+          lap_value = fused(ky[j - 1][R - j].v[v], column[R - j].v[v] - centre, lap_value);
+        }
+      } else {
+        lap_value = lap.add(0, lap.start(centre), minus, plus);
+#pragma unroll
+        for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+        lap_value = lap.add(1, lap_value, minus, plus);
+      }
       if constexpr (Eq::levels == 1)
         result.v[v] = up.step(centre, centre, lap_value);
       else if constexpr (Starting)
@@ -161,6 +221,12 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
     store_pack(b, result);
 #pragma unroll
     for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
+    if constexpr (Flux) {
+#pragma unroll
+      for (int j = 0; j < R; ++j)
+#pragma unroll
+        for (int i = 0; i < R; ++i) ky[j][i] = ky[j][i + 1];
+    }
   }
   // The whole-pack stores wrote over a Dirichlet face point of the pack: it
   // keeps g (a pass after the strip, not a branch a row).
@@ -173,15 +239,18 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
   }
 }
 
-template <int R, class Real, class Eq>
+template <int R, class Real, class Eq, bool Flux>
 __device__ __forceinline__ void stencil_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx, bool whole,
                                            int cx0, int cx1, int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
                                            const LaplacianWeights<2, R, Real>& lap,
-                                           const typename Eq::template Update<Real>& up, bool starting) {
+                                           const typename Eq::template Update<Real>& up, bool starting,
+                                           const Real* pairs, int plane) {
   if (Eq::levels == 2 && starting)
-    stencil_rows_2d<R, Real, Eq, true>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
+    stencil_rows_2d<R, Real, Eq, true, Flux>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up,
+                                             pairs, plane);
   else
-    stencil_rows_2d<R, Real, Eq, false>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up);
+    stencil_rows_2d<R, Real, Eq, false, Flux>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up,
+                                              pairs, plane);
 }
 
 // Writes [wx0, wx1) x [wy0, wy1) of u_now (two levels: and of u_next, its
@@ -211,17 +280,19 @@ __device__ __forceinline__ void store_tile_2d(const Real* u_now, const Real* u_n
   }
 }
 
-template <int R, class Real, class Eq>
+template <int R, class Real, class Eq, bool Flux>
 __global__ void __launch_bounds__(512)
     cluster_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                      const int steps, const bool start) {
+                      const int steps, const bool start, const FluxTiles<R, Real> flux) {
   constexpr int V = Pack<Real>::width;
+  constexpr int Pairs = Flux ? FluxTiles<R, Real>::count : 0;
   cg::cluster_group cluster = cg::this_cluster();
   const int W = geo.width;
   Real *u_now, *u_next;
   shared_levels_2d(geo, u_now, u_next);
+  Real* const pairs = shared_pairs_2d<Real>(geo);
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
   const int B = geo.plan.cluster_y, TX = geo.plan.tile_x, TY = geo.plan.tile_y, KR = geo.plan.k * R;
@@ -237,8 +308,8 @@ __global__ void __launch_bounds__(512)
 
   // What step 1 reads.
   const int reach = steps * R;
-  load_tile_2d<Real, Eq::levels>(u_now, u_next, u, u_prev, geo, s, x0 - reach, x0 + TX + reach,
-                                 y0 - (outer_lo ? reach : R), y0 + TY + (outer_hi ? reach : R));
+  load_tile_2d<Real, Eq::levels, Pairs>(u_now, u_next, u, u_prev, geo, s, x0 - reach, x0 + TX + reach,
+                                        y0 - (outer_lo ? reach : R), y0 + TY + (outer_hi ? reach : R), flux, pairs);
 
   for (int step = 1; step <= steps; ++step) {
     const int left = (steps - step) * R;  // how far past the tile the step computes, on outer sides
@@ -268,8 +339,8 @@ __global__ void __launch_bounds__(512)
     // (c) the stencil over the step's region, less faces and ghosts.
     const int cx0 = max(x0 - left, ax.upd_lo), cx1 = min(x0 + TX + left, ax.upd_hi);
     const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
-    stencil_2d<R, Real, Eq>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up,
-                            Eq::levels == 2 && start && step == 1);
+    stencil_2d<R, Real, Eq, Flux>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up,
+                                  Eq::levels == 2 && start && step == 1, pairs, geo.plane);
     // (d) publish the new level; swap.
     if (B > 1)
       cluster.sync();
@@ -299,17 +370,19 @@ __global__ void __launch_bounds__(512)
 // memory once a launch, the edges once a step. One rank without
 // MPI-exchanged faces; clusters of one block (DSMEM did not pay in 2D).
 
-template <int R, class Real, class Eq>
+template <int R, class Real, class Eq, bool Flux>
 __global__ void __launch_bounds__(512)
     resident_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                        Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                        const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                       const int steps, const bool start, Real* __restrict__ edges) {
+                       const int steps, const bool start, Real* __restrict__ edges, const FluxTiles<R, Real> flux) {
   constexpr int V = Pack<Real>::width;
+  constexpr int Pairs = Flux ? FluxTiles<R, Real>::count : 0;
   cg::grid_group grid = cg::this_grid();
   const int W = geo.width;
   Real *u_now, *u_next;
   shared_levels_2d(geo, u_now, u_next);
+  Real* const pairs = shared_pairs_2d<Real>(geo);
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
   const int TX = geo.plan.tile_x, TY = geo.plan.tile_y;
@@ -335,10 +408,10 @@ __global__ void __launch_bounds__(512)
   const int south = neighbour(by, nby, ay.periodic, -1), north = neighbour(by, nby, ay.periodic, 1);
   const int rows = y1 - y0, cols = x1 - x0;
 
-  load_tile_2d<Real, Eq::levels>(u_now, u_next, u, u_prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R);
+  load_tile_2d<Real, Eq::levels, Pairs>(u_now, u_next, u, u_prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R, flux, pairs);
   for (int step = 1; step <= steps; ++step) {
-    stencil_2d<R, Real, Eq>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up,
-                            Eq::levels == 2 && start && step == 1);
+    stencil_2d<R, Real, Eq, Flux>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up,
+                                  Eq::levels == 2 && start && step == 1, pairs, geo.plane);
     __syncthreads();
     if (step < steps) {
       const int parity = step & 1;
@@ -394,8 +467,9 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
 
  public:
   // False, with `reason`, where the plan cannot run.
-  bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q, std::string& reason) {
-    if (!this->set_geometry(problem, domain, q, reason)) return false;
+  bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q,
+                 const std::vector<const Real*>& flux_pairs, std::string& reason) {
+    if (!this->set_geometry(problem, domain, q, flux_pairs, reason)) return false;
     const int R = problem.radius, KR = q.k * R;
     constexpr int V = Pack<Real>::width;
     const bool power_of_2 = q.threads_y >= 1 && (q.threads_y & (q.threads_y - 1)) == 0;
@@ -429,13 +503,15 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
     threads_y_ = q.threads_y;
     geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
-    shared_bytes_ = 2 * sizeof(Real) * static_cast<std::size_t>(geo_.plane);  // both levels, each with its pad
+    // Both levels and the pair tiles, each plane with its pad.
+    const int planes = 2 + static_cast<int>(this->flux_pairs_.size());
+    shared_bytes_ = planes * sizeof(Real) * static_cast<std::size_t>(geo_.plane);
     if (!this->fits_device(reason)) return false;
 
     if (q.resident) {
       // Every tile must be on chip at once: the grid synchronises each step.
-      const int room = with_radius(R, [&]<int RR>() {
-        return resident_room(resident_kernel_2d<RR, Real, Eq>, threads_x_ * threads_y_, shared_bytes_);
+      const int room = with_kernel([&]<int RR, bool Flux>() {
+        return resident_room(resident_kernel_2d<RR, Real, Eq, Flux>, threads_x_ * threads_y_, shared_bytes_);
       });
       const dim3 grid = resident_grid();
       const long tiles = static_cast<long>(grid.x) * grid.y;
@@ -448,9 +524,9 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
       edges_.allocate(static_cast<std::size_t>(2 * tiles * 4 * R) * std::max(q.tile_x, q.tile_y));
       return true;
     }
-    active_clusters_ = with_radius(R, [&]<int RR>() {
-      this->allow_shared_memory(cluster_kernel_2d<RR, Real, Eq>);
-      return this->max_active_clusters(cluster_kernel_2d<RR, Real, Eq>);
+    active_clusters_ = with_kernel([&]<int RR, bool Flux>() {
+      this->allow_shared_memory(cluster_kernel_2d<RR, Real, Eq, Flux>);
+      return this->max_active_clusters(cluster_kernel_2d<RR, Real, Eq, Flux>);
     });
     return this->co_scheduled(reason);
   }
@@ -474,18 +550,31 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     } else {
       config = this->launch_config(attribute, window, stream);
     }
-    with_radius(this->radius_, [&]<int R>() {
+    with_kernel([&]<int R, bool Flux>() {
+      FluxTiles<R, Real> flux;
+      for (int i = 0; Flux && i < flux.count; ++i) flux.global[i] = this->flux_pairs_[i];
       if (geo_.plan.resident)
-        HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start, edges_.get()));
+        HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<R, Real, Eq, Flux>, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start, edges_.get(), flux));
       else
-        HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel_2d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start));
+        HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel_2d<R, Real, Eq, Flux>, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start, flux));
     });
     HW_CUDA(cudaGetLastError());
   }
 
  private:
+  // f.template operator()<R, Flux>() for the case's radius and whether it
+  // reads pair tiles (instantiated only for an equation with a flux coefficient).
+  template <class F>
+  decltype(auto) with_kernel(F&& f) const {
+    return with_radius(this->radius_, [&]<int R>() {
+      if constexpr (Eq::flux_coefficient != nullptr)
+        if (!this->flux_pairs_.empty()) return f.template operator()<R, true>();
+      return f.template operator()<R, false>();
+    });
+  }
+
   // A resident launch: a block a tile of the whole domain.
   dim3 resident_grid() const {
     return dim3((geo_.axis[0].n + geo_.plan.tile_x - 1) / geo_.plan.tile_x,
@@ -499,13 +588,17 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
 
 template <class Real>
 std::unique_ptr<ClusterKernel<2, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<2>& domain,
-                                                            const ClusterPlan& plan, std::string& reason) {
-  return configured_kernel<ClusterKernel2D, 2, Real>(problem, domain, plan, reason);
+                                                            const ClusterPlan& plan,
+                                                            const std::vector<const Real*>& flux_pairs,
+                                                            std::string& reason) {
+  return configured_kernel<ClusterKernel2D, 2, Real>(problem, domain, plan, flux_pairs, reason);
 }
 
 template std::unique_ptr<ClusterKernel<2, float>> make_cluster_kernel(const Problem&, const LocalDomain<2>&,
-                                                                      const ClusterPlan&, std::string&);
+                                                                      const ClusterPlan&,
+                                                                      const std::vector<const float*>&, std::string&);
 template std::unique_ptr<ClusterKernel<2, double>> make_cluster_kernel(const Problem&, const LocalDomain<2>&,
-                                                                       const ClusterPlan&, std::string&);
+                                                                       const ClusterPlan&,
+                                                                       const std::vector<const double*>&, std::string&);
 
 }  // namespace heatwave::cuda

@@ -428,8 +428,9 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
 
  public:
   // False, with `reason`, where the plan cannot run.
-  bool configure(const Problem& problem, const LocalDomain<3>& domain, const ClusterPlan& q, std::string& reason) {
-    if (!this->set_geometry(problem, domain, q, reason)) return false;
+  bool configure(const Problem& problem, const LocalDomain<3>& domain, const ClusterPlan& q,
+                 const std::vector<const Real*>& flux_pairs, std::string& reason) {
+    if (!this->set_geometry(problem, domain, q, flux_pairs, reason)) return false;
     const int R = problem.radius, KR = q.k * R;
     constexpr int V = Pack<Real>::width;
     if (q.resident)
@@ -473,13 +474,17 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
 
 template <class Real>
 std::unique_ptr<ClusterKernel<3, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<3>& domain,
-                                                            const ClusterPlan& plan, std::string& reason) {
-  return configured_kernel<ClusterKernel3D, 3, Real>(problem, domain, plan, reason);
+                                                            const ClusterPlan& plan,
+                                                            const std::vector<const Real*>& flux_pairs,
+                                                            std::string& reason) {
+  return configured_kernel<ClusterKernel3D, 3, Real>(problem, domain, plan, flux_pairs, reason);
 }
 
 template std::unique_ptr<ClusterKernel<3, float>> make_cluster_kernel(const Problem&, const LocalDomain<3>&,
-                                                                      const ClusterPlan&, std::string&);
+                                                                      const ClusterPlan&,
+                                                                      const std::vector<const float*>&, std::string&);
 template std::unique_ptr<ClusterKernel<3, double>> make_cluster_kernel(const Problem&, const LocalDomain<3>&,
-                                                                       const ClusterPlan&, std::string&);
+                                                                       const ClusterPlan&,
+                                                                       const std::vector<const double*>&, std::string&);
 
 }  // namespace heatwave::cuda

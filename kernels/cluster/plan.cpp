@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "io/errors.hpp"
+#include "solver/equations/equations.hpp"
 
 namespace heatwave::cuda {
 
@@ -110,6 +111,13 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
     return f64 ? plan_3d(16, 24, 64, 2) : plan_3d(32, 32, 64, 2);
   }
   const int k = R == 1 ? 8 : 4;
+  if (cluster_flux_tiles(problem)) {
+    // The 2r pair tiles of the flux coefficient beside the two levels
+    // (docs/performance.md, "Media on cuda-cluster"): shorter tiles keep two
+    // blocks an SM (fp32 r1: 4 planes of 128 x 48, 98 KiB).
+    if (f64) return plan_2d(1, 128, 16, k, R, 4);
+    return R == 1 ? plan_2d(1, 128, 32, k, R, 8) : plan_2d(1, 128, 16, k, R, 4);
+  }
   // H100, 16384^2 (docs/performance.md): 128 points wide and as many rows as
   // leave whole blocks an SM: fp32 56 rows, 8 thread rows (three 73 KiB
   // blocks), fp64 40 rows, 4 thread rows (two 115 KiB blocks); no DSMEM
@@ -165,6 +173,14 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     }
     return out;
   }
+  if (cluster_flux_tiles(problem)) {
+    for (int tile_y : {16, 24, 32, 40})
+      for (int threads_y : {4, 8}) add(plan_2d(1, 128, tile_y, k, R, threads_y));
+    add(plan_2d(1, 128, 32, k / 2, R, 8));
+    add(plan_2d(2, 128, 32, k, R, 8));
+    for (int tile_y : {16, 32}) add(plan_resident(f64 ? 60 : 120, tile_y, 4));
+    return out;
+  }
   // Resident tiles: 120 (fp32) or 60 (fp64) points and the halo fill 128 of
   // a row of 16-byte packs; the ones whose tiles do not all fit on chip are
   // refused by the kernel and skipped.
@@ -204,7 +220,27 @@ std::string ClusterPlanCache::key(const std::string& device, const Problem& prob
   std::string size;
   for (long n : owned) size += (size.empty() ? "" : "x") + std::to_string(n);
   return device + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
-         to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size + (exchanged ? "|mpi" : "");
+         to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size + (exchanged ? "|mpi" : "") +
+         (cluster_flux_tiles(problem) ? "|media" : "");
+}
+
+bool cluster_flux_tiles(const Problem& problem) {
+  return with_equation(problem.equation, [&]<class Eq>() {
+    return Eq::flux_coefficient != nullptr && problem.material.count(Eq::flux_coefficient) > 0;
+  });
+}
+
+std::string cluster_media_gap(const Problem& problem) {
+  if (!problem.varies() && problem.sources.empty()) return "";
+  if (!problem.sources.empty()) return "the cluster kernels do not add sources yet";
+  if (problem.dims == 3) return "the 3D cluster kernel does not read coefficient fields yet";
+  return with_equation(problem.equation, [&]<class Eq>() -> std::string {
+    for (const auto& entry : problem.material)
+      if (Eq::flux_coefficient == nullptr || entry.first != Eq::flux_coefficient)
+        return "'" + entry.first +
+               "' varies point by point; the cluster kernels read only the flux coefficient's field (the heat's alpha)";
+    return "";
+  });
 }
 
 namespace {

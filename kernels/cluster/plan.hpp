@@ -57,6 +57,14 @@ ClusterSettings fixed_settings(const ClusterPlan& plan);
 // Plans the autotune times for a case: a short list around the built-in one.
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 
+// Why the cluster kernels cannot run a problem's media and sources (the
+// registry then runs the cuda backend), or "" where they can: they read the
+// flux coefficient's pair fields (the heat's alpha), in 2D, without sources.
+std::string cluster_media_gap(const Problem& problem);
+// Whether the cluster kernels read coefficient tiles for the problem (its
+// flux coefficient varies): more shared memory a block, other plans.
+bool cluster_flux_tiles(const Problem& problem);
+
 // The fastest plan per GPU model and case, kept in a JSON file (written to a
 // temporary name and renamed: concurrent ranks never see half a file).
 class ClusterPlanCache {

@@ -114,6 +114,11 @@ class MediaStepKernel final : public StepKernel<D, Real> {
     HW_CUDA(cudaGetLastError());
   }
   const double* kinetic_weight() const override { return kinetic_weight_.get(); }
+  std::vector<const Real*> flux_pairs() const override {
+    std::vector<const Real*> out;
+    for (const auto& pair : pairs_) out.push_back(pair.get());
+    return out;
+  }
 
  private:
   Problem problem_;

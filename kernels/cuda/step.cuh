@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <vector>
 
 #include "solver/box.hpp"
 #include "solver/domain.hpp"
@@ -25,6 +26,9 @@ class StepKernel {
   virtual void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const = 0;
   // The wave energy's kinetic weight a point where c varies (device memory; null: 1).
   virtual const double* kinetic_weight() const { return nullptr; }
+  // The flux coefficient's pair fields where it varies (device memory,
+  // MediaFields::pairs' order; empty: it does not), which cuda-cluster reads too.
+  virtual std::vector<const Real*> flux_pairs() const { return {}; }
 };
 
 // For the problem's equation, on fields of this domain: the media kernel

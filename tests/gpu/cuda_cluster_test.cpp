@@ -34,14 +34,16 @@ struct PlanOverride {
 };
 
 // Same random data into both backends; `chunks` advances of `steps` each.
+// `extra`: more config (media).
 template <class Real, int D = 2>
-void check_cluster(const char* eq, int radius, const std::string& grid, int steps, int chunks, const char* plan) {
+void check_cluster(const char* eq, int radius, const std::string& grid, int steps, int chunks, const char* plan,
+                   const std::string& extra = "") {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const PlanOverride override_plan(plan);
   for (const std::string& bc : test::boundary_sets) {
-    const std::string what =
-        fmt::format("{} {}D {} r{} {} grid {} plan {}", eq, D, precision, radius, bc, grid, plan ? plan : "default");
-    const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid);
+    const std::string what = fmt::format("{} {}D {} r{} {} grid {} plan {} {}", eq, D, precision, radius, bc, grid,
+                                         plan ? plan : "default", extra);
+    const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}", extra);
     Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
     const LocalDomain<D> domain = decomposition.template local_domain<D>();
     auto host = make_host_backend<D, Real>(p, domain);
@@ -128,6 +130,22 @@ TEST(GpuCluster, DampedWave) {
       check_cluster<float, 3>("damped_wave", r, "[19, 13, 11]", 7, 2, plan);
       check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan);
     }
+  }
+}
+
+// The heat's alpha varying in space (the pair tiles loaded with the field
+// tile): layers across x (pairs that differ along a row) and across y,
+// streaming, clustered and resident plans, every boundary set.
+TEST(GpuCluster, HeatMedia2D) {
+  for (const char* axis : {"x", "y"}) {
+    const std::string media = fmt::format(
+        "material: {{alpha: {{type: layers, axis: {}, interfaces: [0.3, 0.55], values: [1, 0.2, 3]}}}}\n", axis);
+    for (const char* plan : {static_cast<const char*>(nullptr), "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1",
+                             "1,1,32,16,0,8,8", "resident,24,12,2", "resident,60,24,4"})
+      for (int r : {1, 2}) {
+        check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan, media);
+        check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, media);
+      }
   }
 }
 

@@ -41,7 +41,8 @@ struct Case {
   int dims;
   std::string boundary;  // name of a boundary set below
   int radius;
-  bool media = false;  // coefficients that vary in space, and sources
+  bool media = false;    // coefficients that vary in space,
+  bool sources = false;  // and sources
 };
 
 std::string boundary_yaml(const std::string& name, int dims) {
@@ -80,6 +81,8 @@ std::string case_yaml(const Case& c, const std::vector<int>& decomposition, cons
                               ? ", gamma: {type: layers, axis: " + axis + ", interfaces: [0.6], values: [0, 4]}"
                               : "") +
               "}\n";
+  }
+  if (c.sources) {
     const std::string middle = c.dims == 3 ? "[0.5, 0.47, 0.52]" : "[0.5, 0.47]";
     yaml +=
         "sources:\n  - {type: gaussian, width: 0.2, amplitude: 3, time: {type: ricker, frequency: 5, delay: 0}}\n"
@@ -111,7 +114,8 @@ template <int D, class Real>
 void check_agreement(const Case& c) {
   const int rank = world(MPI_Comm_rank), ranks = world(MPI_Comm_size);
   const std::string name = c.equation + " " + std::to_string(D) + "D " + c.boundary + " radius " +
-                           std::to_string(c.radius) + (c.media ? " with media and sources" : "");
+                           std::to_string(c.radius) + (c.media ? " with media" : "") +
+                           (c.sources ? " and sources" : "");
   std::vector<std::vector<Real>> expected;
   if (rank == 0) {
     Simulation<D, Real> one(test::config_from(case_yaml(c, std::vector<int>(D, 1), "1", false)), MPI_COMM_SELF);
@@ -165,16 +169,19 @@ std::vector<Case> all_cases() {
     for (int dims : {2, 3})
       for (std::size_t b = 0; b < boundaries.size(); ++b)  // both radii for every boundary type
         cases.push_back({equation, dims, boundaries[b], 1 + static_cast<int>((b + dims + (equation == "wave")) % 2)});
-  // Media and sources (cuda-cluster runs them on the cuda backend: docs/design.md).
+  // Media and sources (cuda-cluster runs them on the cuda backend: docs/design.md),
   for (const std::string equation : {"heat", "wave", "damped_wave"})
-    for (int dims : {2, 3}) cases.push_back({equation, dims, dims == 2 ? "mixed" : "neumann", dims == 2 ? 2 : 1, true});
+    for (int dims : {2, 3})
+      cases.push_back({equation, dims, dims == 2 ? "mixed" : "neumann", dims == 2 ? 2 : 1, true, true});
+  // and the heat's varying alpha alone, which cuda-cluster's 2D kernels read.
+  for (int radius : {1, 2}) cases.push_back({"heat", 2, radius == 1 ? "periodic" : "dirichlet", radius, true, false});
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryCase, MpiAgreement, ::testing::ValuesIn(all_cases()), [](const auto& info) {
   const Case& c = info.param;
   return c.equation + std::to_string(c.dims) + "D_" + c.boundary + "_radius" + std::to_string(c.radius) +
-         (c.media ? "_media" : "");
+         (c.media ? "_media" : "") + (c.sources ? "_sources" : "");
 });
 
 }  // namespace
