@@ -2,10 +2,13 @@
 // turns every heatwave::Error into its message and its exit code.
 #include <mpi.h>
 #include <omp.h>
+#include <spdlog/fmt/fmt.h>
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "bench/bench.hpp"
@@ -94,6 +97,40 @@ int command_inspect(const std::string& path) {
   std::printf(
       "checksums: verified (every chunk of %zu dataset(s) read back through its Fletcher32 filter, %llu values)\n",
       datasets.size(), static_cast<unsigned long long>(values));
+  return 0;
+}
+
+// A receivers file: a summary, or with `csv` every sample as CSV (step,
+// time, then a column a receiver) to `output` ("-": stdout).
+int command_traces(const std::string& path, bool csv, const std::string& output) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return 0;
+  const hdf5::Traces t = hdf5::read_traces(path);
+  if (!csv) {
+    std::printf("%s: %zu receivers (field %s), %zu samples", path.c_str(), t.receivers, t.field.c_str(), t.samples);
+    if (t.samples > 0)
+      std::printf(", steps %lld to %lld, t = %.10g to %.10g", t.step.front(), t.step.back(), t.time.front(),
+                  t.time.back());
+    std::printf("\n");
+    return 0;
+  }
+  std::FILE* out = output == "-" ? stdout : std::fopen(output.c_str(), "w");
+  if (!out) throw Error(ExitCode::io_error, output + ": cannot open for writing (" + std::strerror(errno) + ")");
+  std::fprintf(out, "step,time");
+  for (std::size_t r = 0; r < t.receivers; ++r) {
+    std::string name = "r" + std::to_string(r) + "(";
+    for (int a = 0; a < t.dims; ++a) name += (a ? " " : "") + fmt::format("{}", t.positions[r * t.dims + a]);
+    std::fprintf(out, ",%s)", name.c_str());
+  }
+  std::fprintf(out, "\n");
+  for (std::size_t s = 0; s < t.samples; ++s) {
+    std::fprintf(out, "%lld,%.17g", t.step[s], t.time[s]);
+    for (std::size_t r = 0; r < t.receivers; ++r) std::fprintf(out, ",%.17g", t.traces[r * t.samples + s]);
+    std::fprintf(out, "\n");
+  }
+  if (out != stdout && std::fclose(out) != 0)
+    throw Error(ExitCode::io_error, output + ": writing failed (" + std::strerror(errno) + ")");
   return 0;
 }
 
@@ -234,6 +271,13 @@ int main(int argc, char** argv) {
   auto* inspect_cmd = app.add_subcommand("inspect", "print what a checkpoint or output file holds");
   inspect_cmd->add_option("file", inspect_path, "HDF5 file")->required();
 
+  std::string traces_path, traces_output = "-";
+  bool traces_csv = false;
+  auto* traces_cmd = app.add_subcommand("traces", "summarise a receivers file, or export its traces as CSV");
+  traces_cmd->add_option("file", traces_path, "receivers HDF5 file")->required();
+  traces_cmd->add_flag("--csv", traces_csv, "print every sample as CSV: step, time, a column a receiver");
+  traces_cmd->add_option("-o,--output", traces_output, "CSV file (default: stdout)");
+
   int code = 0;
   bool abort_job = false;
   try {
@@ -261,6 +305,8 @@ int main(int argc, char** argv) {
       code = bench::run(bench_options);
     else if (*inspect_cmd)
       code = command_inspect(inspect_path);
+    else if (*traces_cmd)
+      code = command_traces(traces_path, traces_csv || traces_output != "-", traces_output);
   } catch (const Error& e) {
     abort_job = !raised_on_every_rank(e.code());
     if (rank == 0 || abort_job) spdlog::error("{}", e.what());

@@ -140,6 +140,64 @@ std::array<double, max_dims> parse_position(const Section& s, const std::string&
   return x;
 }
 
+// A receiver's position `what` (a list of one coordinate per axis), inside the domain.
+std::array<double, max_dims> parse_point(const Section& s, const YAML::Node& n, const std::string& what,
+                                         const Config& cfg) {
+  if (!n.IsSequence() || static_cast<int>(n.size()) != cfg.dims)
+    s.fail(ExitCode::wrong_type, n, "'" + what + "'",
+           "needs one coordinate per axis (" + std::to_string(cfg.dims) + "), got " + yaml::scalar_text(n));
+  std::array<double, max_dims> x{0, 0, 0};
+  for (int a = 0; a < cfg.dims; ++a) {
+    try {
+      x[a] = n[a].as<double>();
+    } catch (const YAML::Exception&) {
+      s.fail(ExitCode::wrong_type, n[a], "'" + what + "'", "expects numbers, got " + yaml::scalar_text(n[a]));
+    }
+    if (!std::isfinite(x[a]) || x[a] < 0 || x[a] > cfg.length[a])
+      s.fail(ExitCode::invalid_value, n, "'" + what + "'",
+             fmt::format("is outside the domain: {} = {} is not in [0, {}]", axis_names[a], x[a], cfg.length[a]));
+  }
+  return x;
+}
+
+void parse_receivers(const Section& r, Config& cfg, const EquationInfo& equation) {
+  ReceiverSettings& out = cfg.run.receivers;
+  out.every = r.get<long>("every", out.every);
+  if (out.every < 1) r.invalid("every", "must be >= 1 step (the steps between samples)");
+  out.file = r.get<std::string>("file", out.file);
+  if (out.file.empty()) r.invalid("file", "must name a file");
+  out.field = r.get<std::string>("field", out.field);
+  if (std::find(equation.level_names.begin(), equation.level_names.end(), out.field) == equation.level_names.end())
+    r.invalid("field", "names '" + out.field + "', not a field of the " + equation.name + " equation");
+  if (r.has("points")) {
+    const YAML::Node list = r.raw("points");
+    if (!list.IsSequence())
+      r.fail(ExitCode::wrong_type, list, "'" + r.qualified("points") + "'",
+             "expects a list of positions, got " + yaml::scalar_text(list));
+    for (std::size_t i = 0; i < list.size(); ++i)
+      out.points.push_back(parse_point(r, list[i], r.qualified("points") + "[" + std::to_string(i) + "]", cfg));
+  }
+  if (r.has("lines")) {
+    const YAML::Node list = r.raw("lines");
+    if (!list.IsSequence())
+      r.fail(ExitCode::wrong_type, list, "'" + r.qualified("lines") + "'",
+             "expects a list of lines {from, to, count}, got " + yaml::scalar_text(list));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string path = r.qualified("lines") + "[" + std::to_string(i) + "]";
+      const Section l(list[i], path, r.file(), {"from", "to", "count"});
+      ReceiverLine line;
+      if (!l.has("from")) l.invalid("from", "is required");
+      if (!l.has("to")) l.invalid("to", "is required");
+      line.from = parse_point(l, l.raw("from"), path + ".from", cfg);
+      line.to = parse_point(l, l.raw("to"), path + ".to", cfg);
+      line.count = l.require<int>("count");
+      if (line.count < 1) l.invalid("count", "must be >= 1 receiver");
+      out.lines.push_back(line);
+    }
+  }
+  if (!out.any()) r.invalid("points", "or 'lines' must give at least one receiver");
+}
+
 TimeFunction parse_time_function(const Section& source) {
   TimeFunction f;
   if (!source.has("time")) return f;
@@ -237,7 +295,7 @@ Config parse(const YAML::Node& root, const std::string& file) {
   // Every equation's coefficient keys are known keys; the chosen equation's are read below.
   std::vector<std::string> keys{"equation", "precision",  "grid",    "stencil",  "time",    "boundary",    "initial",
                                 "velocity", "backend",    "threads", "parallel", "cluster", "diagnostics", "progress",
-                                "metrics",  "checkpoint", "output",  "material", "sources"};
+                                "metrics",  "checkpoint", "output",  "material", "sources", "receivers"};
   std::vector<std::string> coefficient_keys;
   for (std::size_t e = 0; e < equation_count; ++e)
     for (const CoefficientSpec& k : info(static_cast<Equation>(e)).coefficients)
@@ -510,6 +568,8 @@ Config parse(const YAML::Node& root, const std::string& file) {
     run.output.dir = out.get<std::string>("dir", run.output.dir);
     if (run.output.dir.empty()) out.invalid("dir", "must name a directory");
   }
+  if (top.has("receivers"))
+    parse_receivers(top.section("receivers", {"every", "file", "field", "points", "lines"}), cfg, equation);
   return cfg;
 }
 
@@ -711,6 +771,21 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "every" << YAML::Value << run.output.every;
   e << YAML::Key << "fields" << YAML::Value << YAML::Flow << run.output.fields;
   e << YAML::Key << "dir" << YAML::Value << run.output.dir << YAML::EndMap;
+  if (run.receivers.any()) {
+    const ReceiverSettings& r = run.receivers;
+    e << YAML::Key << "receivers" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "every" << YAML::Value << r.every;
+    e << YAML::Key << "file" << YAML::Value << r.file;
+    e << YAML::Key << "field" << YAML::Value << r.field;
+    e << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
+    for (const auto& x : r.points) e << YAML::Flow << num_axes(x);
+    e << YAML::EndSeq << YAML::Key << "lines" << YAML::Value << YAML::BeginSeq;
+    for (const ReceiverLine& line : r.lines)
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value << YAML::Flow << num_axes(line.from)
+        << YAML::Key << "to" << YAML::Value << YAML::Flow << num_axes(line.to) << YAML::Key << "count" << YAML::Value
+        << line.count << YAML::EndMap;
+    e << YAML::EndSeq << YAML::EndMap;
+  }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }

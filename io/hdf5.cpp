@@ -215,21 +215,25 @@ void check_space(const std::string& path, std::uint64_t bytes) {
     error = 0;
     const std::vector<char> zeros(std::size_t(1) << 20, 0);
     for (std::uint64_t done = 0; done < bytes && error == 0;) {
-      const ssize_t n = ::write(fd, zeros.data(), static_cast<std::size_t>(std::min<std::uint64_t>(zeros.size(), bytes - done)));
-      if (n < 0) error = errno;
-      else done += static_cast<std::uint64_t>(n);
+      const ssize_t n =
+          ::write(fd, zeros.data(), static_cast<std::size_t>(std::min<std::uint64_t>(zeros.size(), bytes - done)));
+      if (n < 0)
+        error = errno;
+      else
+        done += static_cast<std::uint64_t>(n);
     }
   }
   ::close(fd);
   ::unlink(probe.c_str());
   if (error != 0)
-    throw Error(ExitCode::io_error, fmt::format("{}: cannot write {:.1f} MiB there: {}", path, bytes / 1048576.0,
-                                                std::strerror(error)));
+    throw Error(ExitCode::io_error,
+                fmt::format("{}: cannot write {:.1f} MiB there: {}", path, bytes / 1048576.0, std::strerror(error)));
 }
 
 // What write_fields will put on disk, with room for the metadata.
 template <class Real>
-std::uint64_t file_bytes(const Block& block, const std::vector<Attribute>& attributes, const std::vector<FieldView<Real>>& fields) {
+std::uint64_t file_bytes(const Block& block, const std::vector<Attribute>& attributes,
+                         const std::vector<FieldView<Real>>& fields) {
   std::uint64_t points = 1;
   for (std::uint64_t n : block.global) points *= n;
   std::uint64_t bytes = points * sizeof(Real) * fields.size();
@@ -296,7 +300,8 @@ void write_fields(const std::string& path, MPI_Comm comm, const Block& block, co
           where(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
           file.close(where, "H5Fclose");
         });
-      if (size > 1) check_mpi(MPI_Barrier(comm), "MPI_Barrier");  // the token: the next rank opens the file once this one closed it
+      if (size > 1)
+        check_mpi(MPI_Barrier(comm), "MPI_Barrier");  // the token: the next rank opens the file once this one closed it
     }
   }
   // A write that failed anywhere leaves no partial file behind (a full disk
@@ -504,6 +509,134 @@ std::string Reader::describe() const {
     os << "\n";
   }
   return os.str();
+}
+
+// ------------------------------------------------------------- traces ---
+
+namespace {
+Context writing(const std::string& path) { return {path, "", ExitCode::io_error}; }
+
+// A dataset growing along its last axis: rows x (unlimited), chunks of `chunk` samples.
+void create_growing(hid_t file, const char* name, hid_t type, hsize_t rows, bool two_d, const Context& where) {
+  const Context at = where.on(name);
+  const hsize_t chunk_samples = 256;
+  hsize_t dims[2] = {rows, 0}, max[2] = {rows, H5S_UNLIMITED}, chunk[2] = {std::max<hsize_t>(rows, 1), chunk_samples};
+  if (!two_d) dims[0] = 0, max[0] = H5S_UNLIMITED, chunk[0] = chunk_samples;
+  const int rank = two_d ? 2 : 1;
+  Id space(at(H5Screate_simple(rank, dims, max), "H5Screate_simple"), H5Sclose);
+  Id properties(at(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+  at(H5Pset_chunk(properties, rank, chunk), "H5Pset_chunk");
+  at(H5Pset_fletcher32(properties), "H5Pset_fletcher32");
+  Id dataset(at(H5Dcreate2(file, name, type, space, H5P_DEFAULT, properties, H5P_DEFAULT), "H5Dcreate2"), H5Dclose);
+}
+
+// The samples a growing dataset holds (its last axis).
+hsize_t samples_of(hid_t dataset, const Context& at) {
+  Id space(at(H5Dget_space(dataset), "H5Dget_space"), H5Sclose);
+  hsize_t dims[2] = {0, 0};
+  const int rank = at(H5Sget_simple_extent_dims(space, dims, nullptr), "H5Sget_simple_extent_dims");
+  return dims[rank - 1];
+}
+
+// Writes `count` samples at [first, first + count) of a growing dataset (extended to hold them).
+void write_samples(hid_t file, const char* name, hid_t memory_t, hsize_t rows, bool two_d, hsize_t first, hsize_t count,
+                   const void* data, const Context& where) {
+  const Context at = where.on(name);
+  Id dataset(at(H5Dopen2(file, name, H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+  const int rank = two_d ? 2 : 1;
+  hsize_t size[2] = {rows, first + count}, offset[2] = {0, first}, block[2] = {rows, count};
+  if (!two_d) size[0] = first + count, offset[0] = first, block[0] = count;
+  at(H5Dset_extent(dataset, size), "H5Dset_extent");
+  Id space(at(H5Dget_space(dataset), "H5Dget_space"), H5Sclose);
+  at(H5Sselect_hyperslab(space, H5S_SELECT_SET, offset, nullptr, block, nullptr), "H5Sselect_hyperslab");
+  Id memory(at(H5Screate_simple(rank, block, nullptr), "H5Screate_simple"), H5Sclose);
+  at(H5Dwrite(dataset, memory_t, memory, space, H5P_DEFAULT, data), "H5Dwrite");
+}
+}  // namespace
+
+void create_traces(const std::string& path, const std::vector<double>& positions, std::size_t receivers, int dims,
+                   const std::vector<Attribute>& attributes) {
+  silence_automatic_error_printing();
+  const Context where = writing(path);
+  Id file(where(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "H5Fcreate"), H5Fclose);
+  for (const Attribute& a : attributes) write_attribute(file, a, where);
+  {
+    const Context at = where.on("positions");
+    hsize_t shape[2] = {receivers, static_cast<hsize_t>(dims)};
+    Id space(at(H5Screate_simple(2, shape, nullptr), "H5Screate_simple"), H5Sclose);
+    Id dataset(
+        at(H5Dcreate2(file, "positions", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "H5Dcreate2"),
+        H5Dclose);
+    at(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, positions.data()), "H5Dwrite");
+  }
+  create_growing(file, "traces", H5T_IEEE_F64LE, receivers, true, where);
+  create_growing(file, "time", H5T_IEEE_F64LE, 1, false, where);
+  create_growing(file, "step", H5T_STD_I64LE, 1, false, where);
+  file.close(where, "H5Fclose");
+}
+
+void append_traces(const std::string& path, const std::vector<double>& traces, const std::vector<double>& times,
+                   const std::vector<long long>& steps) {
+  if (times.empty()) return;
+  silence_automatic_error_printing();
+  const Context where = writing(path);
+  Id file(where(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen"), H5Fclose);
+  Id time(where(H5Dopen2(file, "time", H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+  const hsize_t first = samples_of(time, where.on("time")), count = times.size(), receivers = traces.size() / count;
+  // Receiver-major in memory, [receivers, samples] on disk: the block is the same shape.
+  write_samples(file, "traces", H5T_NATIVE_DOUBLE, receivers, true, first, count, traces.data(), where);
+  write_samples(file, "time", H5T_NATIVE_DOUBLE, 1, false, first, count, times.data(), where);
+  write_samples(file, "step", H5T_NATIVE_LLONG, 1, false, first, count, steps.data(), where);
+  where(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+  file.close(where, "H5Fclose");
+}
+
+std::size_t truncate_traces(const std::string& path, long long last_step, std::size_t receivers) {
+  const Traces t = read_traces(path);
+  if (t.receivers != receivers)
+    throw Error(ExitCode::corrupt_file, path + ": holds " + std::to_string(t.receivers) +
+                                            " receivers' traces, this run has " + std::to_string(receivers));
+  std::size_t keep = 0;
+  while (keep < t.samples && t.step[keep] <= last_step) ++keep;
+  const Context where = writing(path);
+  Id file(where(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen"), H5Fclose);
+  for (const char* name : {"traces", "time", "step"}) {
+    const Context at = where.on(name);
+    Id dataset(at(H5Dopen2(file, name, H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+    hsize_t size[2] = {receivers, keep};
+    if (std::string(name) != "traces") size[0] = keep;
+    at(H5Dset_extent(dataset, size), "H5Dset_extent");
+  }
+  file.close(where, "H5Fclose");
+  return keep;
+}
+
+Traces read_traces(const std::string& path) {
+  const Reader reader(path);
+  Traces t;
+  for (const char* name : {"positions", "traces", "time", "step"})
+    if (!reader.has_dataset(name))
+      throw Error(ExitCode::corrupt_file, path + ": no dataset '" + std::string(name) + "' (not a receivers file)");
+  const auto positions = reader.shape("positions"), traces = reader.shape("traces");
+  if (positions.size() != 2 || traces.size() != 2 || traces[0] != positions[0] ||
+      reader.shape("time") != std::vector<std::uint64_t>{traces[1]} ||
+      reader.shape("step") != std::vector<std::uint64_t>{traces[1]})
+    throw Error(ExitCode::corrupt_file, path + ": the traces, time, step and positions datasets do not agree in shape");
+  t.receivers = positions[0], t.dims = static_cast<int>(positions[1]), t.samples = traces[1];
+  t.positions.resize(t.receivers * t.dims);
+  t.traces.resize(t.receivers * t.samples);
+  t.time.resize(t.samples);
+  t.step.resize(t.samples);
+  reader.read("positions", Block{positions, {0, 0}, positions}, t.positions.data());
+  if (t.samples > 0) {
+    reader.read("traces", Block{traces, {0, 0}, traces}, t.traces.data());
+    reader.read("time", Block{{t.samples}, {0}, {t.samples}}, t.time.data());
+    std::vector<double> steps(t.samples);
+    reader.read("step", Block{{t.samples}, {0}, {t.samples}}, steps.data());
+    for (std::size_t i = 0; i < t.samples; ++i) t.step[i] = static_cast<long long>(steps[i]);
+  }
+  if (reader.has_attribute("field")) t.field = std::get<std::string>(reader.attribute("field"));
+  return t;
 }
 
 }  // namespace heatwave::hdf5

@@ -73,4 +73,31 @@ class Reader {
   std::int64_t file_ = -1;  // hid_t
 };
 
+// Receiver traces, written by one rank as a run goes (solver/receivers.hpp):
+// /traces [receivers, samples] float64, /time (float64) and /step (int64)
+// [samples], /positions [receivers, dims]; attributes on the root group. The
+// sample axis is unlimited and chunked; every call opens and closes the file,
+// so what a stopped or killed run leaves holds each sample written so far.
+// Failures are Error(io_error) naming the file (corrupt_file where one read back is wrong).
+void create_traces(const std::string& path, const std::vector<double>& positions, std::size_t receivers, int dims,
+                   const std::vector<Attribute>& attributes);
+// Appends samples: `traces` receiver-major ([receivers][samples]), their times and steps.
+void append_traces(const std::string& path, const std::vector<double>& traces, const std::vector<double>& times,
+                   const std::vector<long long>& steps);
+// Keeps the samples of steps <= last_step (a restart resumes after them; what
+// a run wrote past its checkpoint goes) in a file of `receivers` traces.
+// Returns the samples kept.
+std::size_t truncate_traces(const std::string& path, long long last_step, std::size_t receivers);
+
+struct Traces {
+  std::size_t receivers = 0, samples = 0;
+  int dims = 0;
+  std::vector<double> positions;  // [receivers][dims]
+  std::vector<double> traces;     // [receivers][samples]
+  std::vector<double> time;
+  std::vector<long long> step;
+  std::string field;
+};
+Traces read_traces(const std::string& path);
+
 }  // namespace heatwave::hdf5

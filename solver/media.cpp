@@ -255,19 +255,10 @@ std::vector<double> source_field(const Problem& p, const Source& s, const LocalD
       break;
   }
   // A point source: per axis the two grid points around the position and
-  // their linear weights (one point when the position is on a grid point).
-  std::array<std::array<std::pair<long, double>, 2>, D> around{};
+  // their linear weights.
+  const PositionWeights around = position_weights(p, s.center);
   double volume = 1;
-  for (int a = 0; a < D; ++a) {
-    const double q = s.center[a] / p.spacing[a];
-    long lo = static_cast<long>(std::floor(q));
-    double frac = q - static_cast<double>(lo);
-    if (lo >= p.points[a] - 1 && !p.periodic[a]) lo = p.points[a] - 1, frac = 0;  // on the high face
-    if (p.periodic[a]) lo = sample_index(lo, p.points[a], true);                    // x/h rounded up to n
-    around[a][0] = {lo, 1 - frac};
-    around[a][1] = {p.periodic[a] ? (lo + 1) % p.points[a] : lo + 1, frac};
-    volume *= p.spacing[a];
-  }
+  for (int a = 0; a < D; ++a) volume *= p.spacing[a];
   for_each_storage_point(p, domain, [&](const Index<D>& i, const long* g) {
     // Only a point's own index counts, not a mirror image: a ghost point is not the point.
     double weight = 1;
@@ -284,6 +275,21 @@ std::vector<double> source_field(const Problem& p, const Source& s, const LocalD
     field[domain.layout.offset(i)] = s.amplitude * weight / volume;
   });
   return field;
+}
+
+PositionWeights position_weights(const Problem& p, const std::array<double, max_dims>& x) {
+  PositionWeights around{};
+  for (int a = 0; a < p.dims; ++a) {
+    const double q = x[a] / p.spacing[a];
+    long lo = static_cast<long>(std::floor(q));
+    double frac = q - static_cast<double>(lo);
+    if (lo >= p.points[a] - 1 && !p.periodic[a]) lo = p.points[a] - 1, frac = 0;  // on the high face
+    if (p.periodic[a]) lo = sample_index(lo, p.points[a], true);                  // x/h rounded up to n
+    around[a][0] = {lo, 1 - frac};
+    // On the high face the second point has weight 0: it is the face point again.
+    around[a][1] = {p.periodic[a] ? (lo + 1) % p.points[a] : std::min(lo + 1, p.points[a] - 1), frac};
+  }
+  return around;
 }
 
 double time_factor(const TimeFunction& f, double t) {

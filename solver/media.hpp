@@ -50,6 +50,14 @@ std::vector<double> medium_field(const Problem& problem, const std::string& key,
 template <int D>
 std::vector<double> source_field(const Problem& problem, const Source& source, const LocalDomain<D>& domain);
 
+// The grid points around a position along each axis and their linear
+// weights ([a][0]: the point at or below it, weight 1 - f; [a][1]: the next
+// one, weight f; wrapped on a periodic axis; on the high face of another both
+// are the face point, weights 1 and 0). Point sources spread with them,
+// receivers interpolate with them.
+using PositionWeights = std::array<std::array<std::pair<long, double>, 2>, max_dims>;
+PositionWeights position_weights(const Problem& p, const std::array<double, max_dims>& x);
+
 // f(t) of a source's time function.
 double time_factor(const TimeFunction& f, double t);
 

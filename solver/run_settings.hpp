@@ -81,6 +81,36 @@ struct OutputSettings {
   std::string dir = "output";
 };
 
+// Receivers: the field sampled at points (multilinear interpolation) every
+// `every` steps, from step 0, into an HDF5 file of traces written as the run
+// goes. `lines` are `count` points evenly spaced from `from` to `to`, after
+// the `points`, in order.
+struct ReceiverLine {
+  std::array<double, max_dims> from{0, 0, 0}, to{0, 0, 0};
+  int count = 2;
+};
+struct ReceiverSettings {
+  long every = 1;
+  std::string file = "receivers.h5";
+  std::string field = "u";  // a level of the equation: u (or u_previous)
+  std::vector<std::array<double, max_dims>> points;
+  std::vector<ReceiverLine> lines;
+
+  bool any() const { return !points.empty() || !lines.empty(); }
+  // Every receiver's position, points first, then each line's points.
+  std::vector<std::array<double, max_dims>> positions() const {
+    std::vector<std::array<double, max_dims>> out = points;
+    for (const ReceiverLine& line : lines)
+      for (int i = 0; i < line.count; ++i) {
+        const double f = line.count == 1 ? 0.0 : static_cast<double>(i) / (line.count - 1);
+        std::array<double, max_dims> x{0, 0, 0};
+        for (int a = 0; a < max_dims; ++a) x[a] = line.from[a] + f * (line.to[a] - line.from[a]);
+        out.push_back(x);
+      }
+    return out;
+  }
+};
+
 struct RunSettings {
   std::optional<BackendKind> backend;  // empty: auto (a GPU backend where a device is visible, else host)
   int threads = 0;                     // host OpenMP threads, 0: OpenMP's default
@@ -91,6 +121,7 @@ struct RunSettings {
   std::string metrics_file = "heatwave-metrics.json";
   CheckpointSettings checkpoint;
   OutputSettings output;
+  ReceiverSettings receivers;
 };
 
 // "auto" or the backend's name.

@@ -74,7 +74,8 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
       chosen_(make_backend<D, Real>(problem_, config_.run, domain_, decomposition_.comm())),
       halo_(*chosen_.backend, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo),
             chosen_.transport),
-      files_(config_, problem_, decomposition_, domain_, *chosen_.backend) {
+      files_(config_, problem_, decomposition_, domain_, *chosen_.backend),
+      receivers_(config_.run.receivers, problem_, domain_, decomposition_.comm()) {
   chosen_.backend->initialize();
   phases_.io += load_initial_files(problem_, decomposition_, domain_, *chosen_.backend);
   // The directories this run will write, claimed before any work: a second run there stops now.
@@ -82,6 +83,7 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
   files_.claim_directories(run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0 || !control.restart.empty(),
                            run.output.every > 0);
   if (!control.restart.empty()) restored_from_ = files_.restart(control.restart, control.new_dt);
+  receivers_.start(step(), !control.restart.empty());
   // --log-level debug: how the run is laid out (rank 0's view).
   std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end()),
       offset(domain_.offset.begin(), domain_.offset.end());
@@ -227,12 +229,17 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   const double start = steady_seconds();
   double last_progress = start, last_checkpoint = start;
   auto due = [&](long every) { return every > 0 && step() % every == 0; };
+  const long sample_every = receivers_.active() ? receivers_.every() : 0;
+  // A restart's own step was sampled before its checkpoint was written.
+  if (restored_from_.empty() && due(sample_every)) receivers_.sample(backend(), step(), problem_.time_at(step()));
   while (step() < total_steps) {
-    // One exchange chunk at a time, so that progress lines, checkpoints and outputs come on time.
+    // One exchange chunk at a time, so that progress lines, checkpoints,
+    // outputs and receiver samples come on time.
     long until = total_steps;
-    for (long every : {settings.diagnostics_every, checkpoint.every, settings.output.every})
+    for (long every : {settings.diagnostics_every, checkpoint.every, settings.output.every, sample_every})
       if (every > 0) until = std::min(until, (step() / every + 1) * every);
     advance(next_chunk(until));
+    if (due(sample_every)) receivers_.sample(backend(), step(), problem_.time_at(step()));
     if (due(settings.diagnostics_every) && step() < total_steps) {
       FieldSummary f = diagnose();
       log_diagnostics(f);
@@ -273,6 +280,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
       last_progress = t;
     }
   }
+  receivers_.flush();
   m.wall_seconds = steady_seconds() - start;
   m.final = diagnose();
   log_diagnostics(m.final);
@@ -280,7 +288,7 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   if (m.final.has_energy && !m.first_energy.has_energy) m.first_energy = m.final;
   const HaloTimes& halo = halo_.times();
   PhaseTimes local{phases_.compute, halo.pack,           halo.communicate,
-                   halo.unpack,     phases_.diagnostics, phases_.io + files_.seconds()};
+                   halo.unpack,     phases_.diagnostics, phases_.io + files_.seconds() + receivers_.seconds()};
   // On a GPU, what the kernels took (CUDA events), not what the host waited.
   if (const auto device = backend().device_seconds()) {
     local.compute = (*device)[0], local.pack = (*device)[1], local.unpack = (*device)[2];

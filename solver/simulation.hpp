@@ -14,6 +14,7 @@
 #include "solver/decomposition.hpp"
 #include "solver/diagnostics.hpp"
 #include "solver/halo_exchange.hpp"
+#include "solver/receivers.hpp"
 #include "solver/registry.hpp"
 #include "solver/run_files.hpp"
 
@@ -54,7 +55,12 @@ class Simulation {
     return gather_level(*chosen_.backend, level, problem_, decomposition_, domain_);
   }
   // Checkpoints and outputs (collective): RunFiles.
-  std::string write_checkpoint() { return files_.write_checkpoint(); }
+  // The receivers' samples so far go to their file first: a restart from the
+  // checkpoint finds every sample up to its step there.
+  std::string write_checkpoint() {
+    receivers_.flush();
+    return files_.write_checkpoint();
+  }
   std::string restart(const std::string& checkpoint) { return files_.restart(checkpoint); }  // on this run's schedule
   void write_output() { files_.write_output(); }
 
@@ -86,6 +92,7 @@ class Simulation {
   ChosenBackend<D, Real> chosen_;
   HaloExchange<D, Real> halo_;
   RunFiles<D, Real> files_;
+  Receivers<D, Real> receivers_;
   PhaseTimes phases_;
   std::string restored_from_;  // the checkpoint the constructor restored, if any
 };

@@ -208,6 +208,29 @@ void DeviceFields<D, Real>::write(Real* field, const Real* host) {
   synchronize();  // the host buffer may be reused at once
 }
 
+template <class Real>
+__global__ void gather_kernel(const Real* __restrict__ field, const long* __restrict__ offsets, long n,
+                              Real* __restrict__ out) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    out[i] = field[offsets[i]];
+}
+
+template <int D, class Real>
+void DeviceFields<D, Real>::gather(const Real* field, const std::vector<long>& offsets, Real* host) {
+  if (offsets.empty()) return;
+  const long n = static_cast<long>(offsets.size());
+  if (offsets != gathered_) {
+    gather_offsets_.allocate(offsets.size());
+    gather_values_.allocate(offsets.size());
+    HW_CUDA(cudaMemcpyAsync(gather_offsets_.get(), offsets.data(), n * sizeof(long), cudaMemcpyHostToDevice, stream_));
+    gathered_ = offsets;
+  }
+  gather_kernel<<<grid_for(n, 128), 128, 0, stream_>>>(field, gather_offsets_.get(), n, gather_values_.get());
+  HW_CUDA(cudaGetLastError());
+  HW_CUDA(cudaMemcpyAsync(host, gather_values_.get(), n * sizeof(Real), cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+}
+
 template <int D, class Real>
 void DeviceFields<D, Real>::pack(const Real* field, const Box<D>& box, Real* buffer) {
   if (box.empty()) return;

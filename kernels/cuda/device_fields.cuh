@@ -38,6 +38,8 @@ class DeviceFields {
   // The owned box of a field to or from host memory; waits for the copy.
   void read(const Real* field, Real* host);
   void write(Real* field, const Real* host);
+  // A field's values at layout offsets into host memory; waits.
+  void gather(const Real* field, const std::vector<long>& offsets, Real* host);
   // A box to or from a contiguous device buffer, queued on the stream.
   void pack(const Real* field, const Box<D>& box, Real* buffer);
   void unpack(Real* field, const Box<D>& box, const Real* buffer);
@@ -61,6 +63,9 @@ class DeviceFields {
   Problem problem_;
   LocalDomain<D> domain_;
   DeviceBuffer<Real> staging_;
+  DeviceBuffer<long> gather_offsets_;  // gather(): the last offsets, kept while they do not change
+  std::vector<long> gathered_;
+  DeviceBuffer<Real> gather_values_;
   DeviceBuffer<double> partials_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;

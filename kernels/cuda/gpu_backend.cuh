@@ -69,6 +69,9 @@ class GpuBackend : public Backend<D, Real> {
   MemorySpace memory() const override { return MemorySpace::device; }
   GpuStream stream() const override { return fields_.stream(); }
   void read(Level level, Real* owned) override { fields_.read(field(level), owned); }
+  void gather(Level level, const std::vector<long>& offsets, Real* out) override {
+    fields_.gather(field(level), offsets, out);
+  }
   void write(Level level, const Real* owned) override;
   LocalStats stats() override;
   void synchronize() override { fields_.synchronize(); }

@@ -95,6 +95,10 @@ class HostBackend final : public Backend<D, Real> {
     copy_box(field(level), box, const_cast<Real*>(buffer), false);
   }
   void read(Level level, Real* owned) override { copy_box(field(level), domain_.layout.owned_box(), owned, true); }
+  void gather(Level level, const std::vector<long>& offsets, Real* out) override {
+    const std::vector<Real>& u = field(level);
+    for (std::size_t i = 0; i < offsets.size(); ++i) out[i] = u[offsets[i]];
+  }
   void write(Level level, const Real* owned) override {
     copy_box(field(level), domain_.layout.owned_box(), const_cast<Real*>(owned), false);
     if (level == Level::current) fill_ghosts(u_);

@@ -59,6 +59,20 @@ expect 7 "$media
 sources: [{type: gaussian, time: {type: chirp}}]" "'sources[0].time.type' = 'chirp' is not one of" "ricker"
 if [[ -e media-out ]]; then echo "FAIL: a refused media config wrote media-out/"; failures=$((failures + 1)); else
   passed=$((passed + 1)); fi
+# Receivers: every 0, a point outside the domain, a line without a count, an unknown key; nothing written.
+expect 7 "$good
+receivers: {every: 0, file: bad-receivers.h5, points: [[0.5, 0.5]]}" "'receivers.every'" "must be >= 1 step"
+expect 7 "$good
+receivers: {file: bad-receivers.h5, points: [[0.5, 0.5], [0.2, 1.4]]}" "'receivers.points[1]'" \
+  "outside the domain: y = 1.4 is not in [0, 1]"
+expect 7 "$good
+receivers: {file: bad-receivers.h5, lines: [{from: [0, 0.5], to: [1, 0.5]}]}" "'receivers.lines[0].count' is required"
+expect 5 "$good
+receivers: {file: bad-receivers.h5, point: [[0.5, 0.5]]}" "unknown key 'receivers.point'" "did you mean 'points'"
+expect 7 "$good
+receivers: {file: bad-receivers.h5, field: v, points: [[0.5, 0.5]]}" "'receivers.field'" "not a field of the heat equation"
+if [[ -e bad-receivers.h5 ]]; then echo "FAIL: a refused receivers config wrote its file"; failures=$((failures + 1)); else
+  passed=$((passed + 1)); fi
 # 2: usage
 timeout 60 "$heatwave" run case.yaml --threads -3 >out.txt 2>&1
 code=$?
