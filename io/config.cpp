@@ -273,16 +273,33 @@ Source parse_source(const Section& s, const Config& cfg) {
   return src;
 }
 
+// The damping layer's width where a face's type is absorbing and none is given (docs/design.md).
+constexpr int default_absorbing_width = 24;
+
 BoundaryFace parse_face(const Section& parent, const std::string& key) {
   YAML::Node n = parent.raw(key);
   BoundaryFace f;
+  // `absorbing` is a layer in front of a Dirichlet 0 wall, not a face rule of its own.
+  std::vector<std::pair<std::string, int>> types;
+  for (const auto& [type, name] : boundary_names) types.emplace_back(name, static_cast<int>(type));
+  types.emplace_back("absorbing", -1);
   if (n.IsScalar()) {  // shorthand: "x_low: periodic"
     Section wrapper(YAML::Load("{type: " + n.Scalar() + "}"), parent.qualified(key), parent.file(), {"type"});
-    f.type = wrapper.named("type", BoundaryType::dirichlet, boundary_names);
+    const int type = wrapper.choice<int>("type", 0, types);
+    if (type < 0) f.absorbing = default_absorbing_width;
+    f.type = type < 0 ? BoundaryType::dirichlet : static_cast<BoundaryType>(type);
     return f;
   }
-  Section s = parent.section(key, {"type", "value"});
-  f.type = s.named("type", BoundaryType::dirichlet, boundary_names);
+  Section s = parent.section(key, {"type", "value", "width"});
+  const int type = s.choice<int>("type", 0, types);
+  if (type < 0) {
+    if (s.has("value")) s.invalid("value", "has no meaning on an absorbing face (its wall holds 0)");
+    f.absorbing = s.get<int>("width", default_absorbing_width);
+    if (f.absorbing < 1) s.invalid("width", "must be >= 1 point");
+    return f;
+  }
+  if (s.has("width")) s.invalid("width", "applies to absorbing faces only");
+  f.type = static_cast<BoundaryType>(type);
   f.value = s.get<double>("value", 0.0);
   if (f.type == BoundaryType::periodic && s.has("value")) s.invalid("value", "has no meaning on a periodic face");
   return f;
@@ -425,11 +442,26 @@ Config parse(const YAML::Node& root, const std::string& file) {
   for (int a = 0; a < cfg.dims; ++a) {
     bool lo = faces[a][0].type == BoundaryType::periodic, hi = faces[a][1].type == BoundaryType::periodic;
     if (lo != hi)
-      throw Error(ExitCode::periodic_mismatch,
-                  file + ": 'boundary." + axis_names[a] + "_" + (lo ? "low" : "high") + "' is periodic but 'boundary." +
-                      axis_names[a] + "_" + (lo ? "high" : "low") + "' is " + to_string(faces[a][lo ? 1 : 0].type) +
-                      ": periodic must be set on both faces of an axis");
+      throw Error(ExitCode::periodic_mismatch, file + ": 'boundary." + axis_names[a] + "_" + (lo ? "low" : "high") +
+                                                   "' is periodic but 'boundary." + axis_names[a] + "_" +
+                                                   (lo ? "high" : "low") + "' is " + faces[a][lo ? 1 : 0].name() +
+                                                   ": periodic must be set on both faces of an axis");
   }
+  for (int a = 0; a < cfg.dims; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const int width = faces[a][side].absorbing;
+      if (width == 0) continue;
+      const std::string face = std::string("'boundary.") + axis_names[a] + (side ? "_high" : "_low") + "'";
+      if (equation.levels != 2)
+        throw Error(ExitCode::invalid_value, file + ": " + face + " is absorbing, but the " + equation.name +
+                                                 " equation has no waves to absorb (absorbing faces take the wave "
+                                                 "and damped_wave equations)");
+      if (3L * width > cfg.points[a])
+        throw Error(ExitCode::invalid_value, file + ": " + face + " has an absorbing layer " + std::to_string(width) +
+                                                 " points wide, more than a third of the " +
+                                                 std::to_string(cfg.points[a]) + " points along " + axis_names[a] +
+                                                 " (at most " + std::to_string(cfg.points[a] / 3) + ")");
+    }
   cfg.boundary = faces;
 
   if (top.has("sources")) {
@@ -714,8 +746,11 @@ std::string to_yaml(const Config& c) {
     for (int side = 0; side < 2; ++side) {
       const auto& f = c.boundary[a][side];
       e << YAML::Key << std::string(axis_names[a]) + (side ? "_high" : "_low") << YAML::Value << YAML::Flow
-        << YAML::BeginMap << YAML::Key << "type" << YAML::Value << to_string(f.type);
-      if (f.type != BoundaryType::periodic) e << YAML::Key << "value" << YAML::Value << Num{f.value};
+        << YAML::BeginMap << YAML::Key << "type" << YAML::Value << f.name();
+      if (f.absorbing > 0)
+        e << YAML::Key << "width" << YAML::Value << f.absorbing;
+      else if (f.type != BoundaryType::periodic)
+        e << YAML::Key << "value" << YAML::Value << Num{f.value};
       e << YAML::EndMap;
     }
   e << YAML::EndMap;

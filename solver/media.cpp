@@ -232,6 +232,9 @@ std::vector<double> medium_field(const Problem& p, const std::string& key, const
       field = sample_file(p, m.path, m.dataset, domain);
       break;
   }
+  if (key == "gamma" && has_absorbing_faces(p))
+    for_each_storage_point(
+        p, domain, [&](const Index<D>& i, const long* g) { field[domain.layout.offset(i)] += absorbing_gamma(p, g); });
   return field;
 }
 
@@ -275,6 +278,36 @@ std::vector<double> source_field(const Problem& p, const Source& s, const LocalD
     field[domain.layout.offset(i)] = s.amplitude * weight / volume;
   });
   return field;
+}
+
+bool has_absorbing_faces(const Problem& p) {
+  for (int a = 0; a < p.dims; ++a)
+    if (p.faces[a][0].absorbing > 0 || p.faces[a][1].absorbing > 0) return true;
+  return false;
+}
+
+double absorbing_gamma_max(const Problem& p, int axis, int side) {
+  const int width = p.faces[axis][side].absorbing;
+  if (width == 0) return 0;
+  // gamma_max = 12 c / L (L: the layer's width): a wave crossing the layer and
+  // back is damped by exp(-gamma_max L / (3c)) = e^-4 under the quadratic
+  // profile. Stronger damping reflects more off the profile's gradient: the
+  // sweep in docs/design.md ("Absorbing faces") put the least reflection here.
+  return 12 * p.coefficients.get("c") / (width * p.spacing[axis]);
+}
+
+double absorbing_gamma(const Problem& p, const long* g) {
+  double gamma = 0;
+  for (int a = 0; a < p.dims; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const int width = p.faces[a][side].absorbing;
+      const long from_wall = side == 0 ? g[a] : p.points[a] - 1 - g[a];
+      if (width == 0 || from_wall >= width) continue;
+      const double depth =
+          static_cast<double>(width - from_wall) / width;  // 1 at the wall, 0 at the layer's inner edge
+      gamma += absorbing_gamma_max(p, a, side) * depth * depth;
+    }
+  return gamma;
 }
 
 PositionWeights position_weights(const Problem& p, const std::array<double, max_dims>& x) {

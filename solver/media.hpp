@@ -50,6 +50,15 @@ std::vector<double> medium_field(const Problem& problem, const std::string& key,
 template <int D>
 std::vector<double> source_field(const Problem& problem, const Source& source, const LocalDomain<D>& domain);
 
+// Absorbing faces (BoundaryFace::absorbing): the damped wave's gamma grows
+// into each layer as gamma_max (d/w)^2, d the points from the layer's inner
+// edge, w its width, with gamma_max = 12 c / (w h) (docs/design.md has the
+// sweep that chose it). absorbing_gamma is the sum over the faces at global
+// point g (indices along each axis).
+bool has_absorbing_faces(const Problem& p);
+double absorbing_gamma_max(const Problem& p, int axis, int side);
+double absorbing_gamma(const Problem& p, const long* g);
+
 // The grid points around a position along each axis and their linear
 // weights ([a][0]: the point at or below it, weight 1 - f; [a][1]: the next
 // one, weight f; wrapped on a periodic axis; on the high face of another both

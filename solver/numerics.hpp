@@ -71,9 +71,15 @@ inline const char* to_string(TimeFunctionType t) { return name_of(time_function_
 
 // One face of the domain. For dirichlet `value` is u on the face; for neumann
 // it is the outward normal derivative du/dn on the face.
+// An absorbing face (`type: absorbing`, the wave equations) is a damping
+// layer of `absorbing` points inside it (gamma(x) growing towards the face:
+// solver/media.hpp, absorbing_gamma) in front of a Dirichlet 0 wall.
 struct BoundaryFace {
   BoundaryType type = BoundaryType::dirichlet;
   double value = 0.0;
+  int absorbing = 0;  // layer width in points; 0: not absorbing
+
+  const char* name() const { return absorbing > 0 ? "absorbing" : to_string(type); }
 };
 
 // An initial field: u0, or v0 = u_t(0) for an equation second order in time.

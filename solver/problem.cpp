@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
 #include "io/errors.hpp"
 #include "solver/media.hpp"
@@ -50,12 +51,25 @@ Problem Problem::from(const Config& config) {
   // Media: each coefficient field's extremes (reading and checking its file);
   // the largest value is the one the stability limit takes.
   p.material = config.material;
+  // Absorbing faces: the damped wave with gamma(x) growing into their layers
+  // (the wave's gamma is 0 elsewhere), gamma a field even where it was a constant.
+  if (has_absorbing_faces(p)) {
+    if (p.equation == Equation::wave) p.equation = Equation::damped_wave, p.coefficients.set("gamma", 0.0);
+    if (!p.material.count("gamma")) {
+      Medium constant;
+      constant.type = MediumType::constant;
+      constant.value = p.coefficients.get("gamma");
+      p.material["gamma"] = constant;
+    }
+  }
   p.sources = config.sources;
   std::string extremes;
   for (const CoefficientSpec& spec : info(p.equation).coefficients) {
     const auto it = p.material.find(spec.key);
     if (it == p.material.end()) continue;
-    const ValueRange range = medium_range(config.source, spec, it->second, p.points, p.dims);
+    ValueRange range = medium_range(config.source, spec, it->second, p.points, p.dims);
+    if (spec.key == std::string_view("gamma"))
+      for (int a = 0; a < p.dims; ++a) range.max += absorbing_gamma_max(p, a, 0) + absorbing_gamma_max(p, a, 1);
     p.material_range[spec.key] = {range.min, range.max};
     p.coefficients.set(spec.key, range.max);
     std::ostringstream e;

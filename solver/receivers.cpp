@@ -42,7 +42,10 @@ Receivers<D, Real>::Receivers(const ReceiverSettings& settings, const Problem& p
         owned = owned && local[a] >= 0 && local[a] < domain.layout.owned[a];
       }
       if (rank_ == 0) weights_.push_back(weight);
-      if (owned) offsets_.push_back(domain.layout.offset(local)), slots_.push_back(static_cast<int>(r * corners + c));
+      if (!owned) continue;
+      long k = 0;  // the point's index in the owned box, x fastest
+      for (int a = D - 1; a >= 0; --a) k = k * domain.layout.owned[a] + local[a];
+      points_.push_back(k), slots_.push_back(static_cast<int>(r * corners + c));
     }
   }
   // Rank 0 learns once which slots each rank sends.
@@ -97,8 +100,8 @@ template <int D, class Real>
 void Receivers<D, Real>::sample(Backend<D, Real>& backend, long step, double time) {
   if (!active()) return;
   const double t0 = now();
-  std::vector<Real> mine(offsets_.size());
-  backend.gather(level_, offsets_, mine.data());
+  std::vector<Real> mine(points_.size());
+  backend.gather(level_, points_, mine.data());
   std::vector<double> values(mine.begin(), mine.end()), all(rank_ == 0 ? all_slots_.size() : 0);
   check_mpi(MPI_Gatherv(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, all.data(), counts_.data(),
                         displacements_.data(), MPI_DOUBLE, 0, comm_),

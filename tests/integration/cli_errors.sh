@@ -71,6 +71,16 @@ expect 5 "$good
 receivers: {file: bad-receivers.h5, point: [[0.5, 0.5]]}" "unknown key 'receivers.point'" "did you mean 'points'"
 expect 7 "$good
 receivers: {file: bad-receivers.h5, field: v, points: [[0.5, 0.5]]}" "'receivers.field'" "not a field of the heat equation"
+# Absorbing faces: on a heat run, wider than a third of the axis, opposite a periodic face, with a value.
+expect 7 "${good/boundary: dirichlet/boundary: {default: dirichlet, x_high: absorbing\}}" "'boundary.x_high' is absorbing" \
+  "the heat equation has no waves to absorb"
+wave="${good/equation: heat/equation: wave}"
+expect 7 "${wave/boundary: dirichlet/boundary: {default: dirichlet, y_low: {type: absorbing, width: 9\}\}}" \
+  "'boundary.y_low' has an absorbing layer 9 points wide, more than a third of the 24 points along y (at most 8)"
+expect 9 "${wave/boundary: dirichlet/boundary: {x_low: periodic, x_high: absorbing\}}" \
+  "'boundary.x_low' is periodic but 'boundary.x_high' is absorbing"
+expect 7 "${wave/boundary: dirichlet/boundary: {x_low: {type: absorbing, value: 1\}\}}" \
+  "'boundary.x_low.value' = 1 has no meaning on an absorbing face"
 if [[ -e bad-receivers.h5 ]]; then echo "FAIL: a refused receivers config wrote its file"; failures=$((failures + 1)); else
   passed=$((passed + 1)); fi
 # 2: usage
