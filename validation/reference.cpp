@@ -183,7 +183,7 @@ class Solver {
     flux_form_ = !wave() && problem_.material.count("alpha") > 0;
     if (flux_form_) alpha_ = with_ghosts(coefficient_values("alpha"));
     if (wave()) c_ = with_ghosts(coefficient_values("c"));
-    if (damped()) gamma_ = with_ghosts(coefficient_values("gamma"));
+    if (damped()) gamma_ = with_ghosts(with_absorbing_layers(coefficient_values("gamma")));
     for (const Source& source : problem_.sources) sources_.push_back(with_ghosts(source_values(source, grid_)));
     if (!sources_.empty())
       source_sum_ = Coefficient("reference source sum", grid_.extent(0), grid_.extent(1), grid_.extent(2));
@@ -223,6 +223,31 @@ class Solver {
     if (it == problem_.material.end())
       return std::vector<double>(static_cast<std::size_t>(grid_.points()), problem_.coefficients.get(key));
     return medium_values(it->second, grid_);
+  }
+
+  // Absorbing faces (docs/design.md, "Absorbing faces"), in this solver's own
+  // terms: inside a face's layer of w points the damping grows by
+  // 12 c_max / (w h) times the square of the depth into the layer, from 0 at
+  // its inner edge to 1 at the wall; layers of two faces add up.
+  std::vector<double> with_absorbing_layers(std::vector<double> gamma) const {
+    const double c_max = problem_.coefficients.get("c");
+    for (long z = 0; z < grid_.n[2]; ++z)
+      for (long y = 0; y < grid_.n[1]; ++y)
+        for (long x = 0; x < grid_.n[0]; ++x) {
+          const long g[3] = {x, y, z};
+          double extra = 0;
+          for (int a = 0; a < grid_.dims; ++a)
+            for (int side = 0; side < 2; ++side) {
+              const long w = problem_.faces[a][side].absorbing;
+              const long inside = side == 0 ? g[a] : grid_.n[a] - 1 - g[a];  // points from the wall
+              if (w > 0 && inside < w) {
+                const double depth = static_cast<double>(w - inside) / static_cast<double>(w);
+                extra += 12.0 * c_max / (static_cast<double>(w) * grid_.h[a]) * depth * depth;
+              }
+            }
+          gamma[static_cast<std::size_t>(grid_.linear(g))] += extra;
+        }
+    return gamma;
   }
 
   // Grid-point values over the whole storage: a ghost takes the value of

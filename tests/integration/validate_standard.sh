@@ -18,10 +18,10 @@ r = json.load(open(os.path.join(d, "report.json")))
 # cover every face type alone.
 kokkos = r["reference"].startswith("Kokkos")
 reference = [row for row in r["rows"] if row["check"] == "reference"]
-assert len(reference) == (160 if kokkos else 48), len(reference)
+assert len(reference) == (176 if kokkos else 52), len(reference)
 assert all((row["result"] == "PASS") == kokkos and (row["result"] == "SKIP") != kokkos for row in reference)
-passes = 314 + 75 + (160 if kokkos else 0)
-assert r["passed"] and r["summary"] == {"pass": passes, "fail": 0, "skip": 0 if kokkos else 48}, r["summary"]
+passes = 314 + 75 + (176 if kokkos else 0)
+assert r["passed"] and r["summary"] == {"pass": passes, "fail": 0, "skip": 0 if kokkos else 52}, r["summary"]
 checks = {row["check"] for row in r["rows"]}
 assert checks == {"exact", "convergence", "reference", "conservation", "manufactured"}, checks
 # Every equation (heat, wave, damped wave) x dims x precision x radius x boundary
