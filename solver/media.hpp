@@ -92,6 +92,15 @@ Coefficients uniform_coefficients(const Problem& p) {
   return uniform;
 }
 
+// f(t) of every source's time function at time t, in the working precision:
+// what each backend adds the sources' q(x) with.
+template <class Real>
+std::vector<Real> source_factors(const std::vector<TimeFunction>& times, double t) {
+  std::vector<Real> f;
+  for (const TimeFunction& time : times) f.push_back(static_cast<Real>(time_factor(time, t)));
+  return f;
+}
+
 // What a backend computes with when coefficients vary or sources are given,
 // in the working precision and the field's layout; the backends that run on
 // a device copy these there. Built from the problem's global definition.
@@ -114,11 +123,7 @@ struct MediaFields {
 
   bool flux_form() const { return !pairs.empty(); }
   // f(t) of every source at time t, in the working precision.
-  std::vector<Real> factors(double t) const {
-    std::vector<Real> f;
-    for (const TimeFunction& time : times) f.push_back(static_cast<Real>(time_factor(time, t)));
-    return f;
-  }
+  std::vector<Real> factors(double t) const { return source_factors<Real>(times, t); }
 
   static MediaFields make(const Problem& p, const LocalDomain<D>& domain) {
     MediaFields m;

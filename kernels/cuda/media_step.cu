@@ -107,8 +107,8 @@ class MediaStepKernel final : public StepKernel<D, Real> {
       m.updates = updates_.get();
       m.uniform = uniform_;
       m.sources = static_cast<int>(sources_.size());
-      for (std::size_t i = 0; i < sources_.size(); ++i)
-        m.q[i] = sources_[i].get(), m.f[i] = static_cast<Real>(time_factor(times_[i], t));
+      const std::vector<Real> f = source_factors<Real>(times_, t);
+      for (std::size_t i = 0; i < sources_.size(); ++i) m.q[i] = sources_[i].get(), m.f[i] = f[i];
       media_step_kernel<D, R, Real, Eq><<<blocks, 256, 0, stream>>>(u, u_next, m, box, layout_, start);
     });
     HW_CUDA(cudaGetLastError());
