@@ -83,12 +83,19 @@ inline double harmonic_mean(double a, double b) {
 #endif
 }
 
+// Whether the equation's flux coefficient (the heat's alpha) varies in space:
+// then the operator is the flux form over its pair fields.
+template <class Eq>
+bool flux_varies(const Problem& p) {
+  return Eq::flux_coefficient && p.material.count(Eq::flux_coefficient) > 0;
+}
+
 // The coefficients of the update that goes with the flux form: the flux
 // coefficient, where it varies, is in the pair fields (set to 1 here).
 template <class Eq>
 Coefficients uniform_coefficients(const Problem& p) {
   Coefficients uniform = p.coefficients;
-  if (Eq::flux_coefficient && p.material.count(Eq::flux_coefficient) > 0) uniform.set(Eq::flux_coefficient, 1.0);
+  if (flux_varies<Eq>(p)) uniform.set(Eq::flux_coefficient, 1.0);
   return uniform;
 }
 
@@ -131,7 +138,7 @@ struct MediaFields {
     const std::size_t n = domain.layout.storage_size();
     const Coefficients uniform = uniform_coefficients<Eq>(p);
     const auto varies = [&](const char* key) { return key && p.material.count(key) > 0; };
-    if (varies(Eq::flux_coefficient)) {
+    if (flux_varies<Eq>(p)) {
       const std::vector<double> k = medium_field(p, Eq::flux_coefficient, domain);
       const auto strides = domain.layout.strides();
       for (int a = 0; a < D; ++a)

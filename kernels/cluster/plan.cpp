@@ -13,6 +13,7 @@
 
 #include "io/errors.hpp"
 #include "solver/equations/equations.hpp"
+#include "solver/media.hpp"
 
 namespace heatwave::cuda {
 
@@ -113,8 +114,9 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
   const int k = R == 1 ? 8 : 4;
   if (cluster_flux_tiles(problem)) {
     // The 2r pair tiles of the flux coefficient beside the two levels
-    // (docs/performance.md, "Media on cuda-cluster"): shorter tiles keep two
-    // blocks an SM (fp32 r1: 4 planes of 128 x 48, 98 KiB).
+    // (docs/performance.md, "Media and sources"): shorter tiles, a starting
+    // point that keeps two blocks an SM (fp32 r1: 4 planes of 128 x 48, 98
+    // KiB). The autotune's pick on the H100 for fp32 r1 was 112x40 at one.
     if (f64) return plan_2d(1, 128, 16, k, R, 4);
     return R == 1 ? plan_2d(1, 128, 32, k, R, 8) : plan_2d(1, 128, 16, k, R, 4);
   }
@@ -225,9 +227,7 @@ std::string ClusterPlanCache::key(const std::string& device, const Problem& prob
 }
 
 bool cluster_flux_tiles(const Problem& problem) {
-  return with_equation(problem.equation, [&]<class Eq>() {
-    return Eq::flux_coefficient != nullptr && problem.material.count(Eq::flux_coefficient) > 0;
-  });
+  return with_equation(problem.equation, [&]<class Eq>() { return flux_varies<Eq>(problem); });
 }
 
 std::string cluster_media_gap(const Problem& problem) {
