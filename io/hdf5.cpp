@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -591,13 +592,44 @@ void append_traces(const std::string& path, const std::vector<double>& traces, c
   file.close(where, "H5Fclose");
 }
 
+namespace {
+// A receivers file's shape: receivers, dims, samples; Error(corrupt_file)
+// where its datasets are missing or do not agree.
+std::array<std::uint64_t, 3> traces_shape(const Reader& reader) {
+  const std::string& path = reader.path();
+  for (const char* name : {"positions", "traces", "time", "step"})
+    if (!reader.has_dataset(name))
+      throw Error(ExitCode::corrupt_file, path + ": no dataset '" + std::string(name) + "' (not a receivers file)");
+  const auto positions = reader.shape("positions"), traces = reader.shape("traces");
+  if (positions.size() != 2 || traces.size() != 2 || traces[0] != positions[0] ||
+      reader.shape("time") != std::vector<std::uint64_t>{traces[1]} ||
+      reader.shape("step") != std::vector<std::uint64_t>{traces[1]})
+    throw Error(ExitCode::corrupt_file, path + ": the traces, time, step and positions datasets do not agree in shape");
+  return {positions[0], positions[1], traces[1]};
+}
+
+// The /step dataset (int64, read through double: exact below 2^53).
+std::vector<long long> read_steps(const Reader& reader, std::uint64_t samples) {
+  std::vector<double> steps(samples);
+  if (samples > 0) reader.read("step", Block{{samples}, {0}, {samples}}, steps.data());
+  return std::vector<long long>(steps.begin(), steps.end());
+}
+}  // namespace
+
 std::size_t truncate_traces(const std::string& path, long long last_step, std::size_t receivers) {
-  const Traces t = read_traces(path);
-  if (t.receivers != receivers)
-    throw Error(ExitCode::corrupt_file, path + ": holds " + std::to_string(t.receivers) +
-                                            " receivers' traces, this run has " + std::to_string(receivers));
+  std::uint64_t samples = 0;
+  std::vector<long long> steps;
+  {
+    const Reader reader(path);
+    const auto shape = traces_shape(reader);
+    if (shape[0] != receivers)
+      throw Error(ExitCode::corrupt_file, path + ": holds " + std::to_string(shape[0]) +
+                                              " receivers' traces, this run has " + std::to_string(receivers));
+    samples = shape[2];
+    steps = read_steps(reader, samples);
+  }
   std::size_t keep = 0;
-  while (keep < t.samples && t.step[keep] <= last_step) ++keep;
+  while (keep < samples && steps[keep] <= last_step) ++keep;
   const Context where = writing(path);
   Id file(where(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen"), H5Fclose);
   for (const char* name : {"traces", "time", "step"}) {
@@ -614,27 +646,17 @@ std::size_t truncate_traces(const std::string& path, long long last_step, std::s
 Traces read_traces(const std::string& path) {
   const Reader reader(path);
   Traces t;
-  for (const char* name : {"positions", "traces", "time", "step"})
-    if (!reader.has_dataset(name))
-      throw Error(ExitCode::corrupt_file, path + ": no dataset '" + std::string(name) + "' (not a receivers file)");
-  const auto positions = reader.shape("positions"), traces = reader.shape("traces");
-  if (positions.size() != 2 || traces.size() != 2 || traces[0] != positions[0] ||
-      reader.shape("time") != std::vector<std::uint64_t>{traces[1]} ||
-      reader.shape("step") != std::vector<std::uint64_t>{traces[1]})
-    throw Error(ExitCode::corrupt_file, path + ": the traces, time, step and positions datasets do not agree in shape");
-  t.receivers = positions[0], t.dims = static_cast<int>(positions[1]), t.samples = traces[1];
+  const auto [receivers, dims, samples] = traces_shape(reader);
+  t.receivers = receivers, t.dims = static_cast<int>(dims), t.samples = samples;
   t.positions.resize(t.receivers * t.dims);
   t.traces.resize(t.receivers * t.samples);
   t.time.resize(t.samples);
-  t.step.resize(t.samples);
-  reader.read("positions", Block{positions, {0, 0}, positions}, t.positions.data());
+  reader.read("positions", Block{{receivers, dims}, {0, 0}, {receivers, dims}}, t.positions.data());
   if (t.samples > 0) {
-    reader.read("traces", Block{traces, {0, 0}, traces}, t.traces.data());
-    reader.read("time", Block{{t.samples}, {0}, {t.samples}}, t.time.data());
-    std::vector<double> steps(t.samples);
-    reader.read("step", Block{{t.samples}, {0}, {t.samples}}, steps.data());
-    for (std::size_t i = 0; i < t.samples; ++i) t.step[i] = static_cast<long long>(steps[i]);
+    reader.read("traces", Block{{receivers, samples}, {0, 0}, {receivers, samples}}, t.traces.data());
+    reader.read("time", Block{{samples}, {0}, {samples}}, t.time.data());
   }
+  t.step = read_steps(reader, samples);
   if (reader.has_attribute("field")) t.field = std::get<std::string>(reader.attribute("field"));
   return t;
 }

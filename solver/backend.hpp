@@ -94,10 +94,10 @@ class Backend {
 
   // The owned points of a level, x fastest (I/O, checkpoints, tests).
   virtual void read(Level, Real* owned) = 0;
-  // The values of a level at a few owned points, given by their index in the
-  // owned box (x fastest, as read()), into host memory; waits. Receivers
-  // sample with it (solver/receivers.hpp).
-  virtual void gather(Level, const std::vector<long>& owned_points, Real* out) = 0;
+  // The values of a level at a few owned points (local coordinates; each
+  // backend finds them in its own layout), into host memory; waits.
+  // Receivers sample with it (solver/receivers.hpp).
+  virtual void gather(Level, const std::vector<Index<D>>& points, Real* out) = 0;
   virtual void write(Level, const Real* owned) = 0;
 
   // Diagnostics of the current state. Needs halos of depth radius valid.

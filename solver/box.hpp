@@ -90,14 +90,6 @@ struct Layout {
     for (int a = 0; a < D; ++a) n *= static_cast<std::size_t>(extent(a));
     return n;
   }
-  // The owned point at index k of the owned box, x fastest (the order of
-  // Backend::read), and that point's storage offset.
-  Index<D> owned_point(long k) const {
-    Index<D> i{};
-    for (int a = 0; a < D; ++a) i[a] = k % owned[a], k /= owned[a];
-    return i;
-  }
-  long owned_offset(long k) const { return offset(owned_point(k)); }
   HW_HD long offset(const Index<D>& i) const {
     const auto s = strides();
     long p = i[0] + lead();

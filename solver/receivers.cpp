@@ -2,18 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <filesystem>
 
 #include "io/collective.hpp"
 #include "io/hdf5.hpp"
+#include "io/metrics.hpp"
 #include "solver/equations/equations.hpp"
 #include "solver/media.hpp"
 
 namespace heatwave {
 
 namespace {
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 // Samples buffered on rank 0 before they go to the file.
 constexpr std::size_t flush_samples = 256;
 }  // namespace
@@ -42,10 +41,7 @@ Receivers<D, Real>::Receivers(const ReceiverSettings& settings, const Problem& p
         owned = owned && local[a] >= 0 && local[a] < domain.layout.owned[a];
       }
       if (rank_ == 0) weights_.push_back(weight);
-      if (!owned) continue;
-      long k = 0;  // the point's index in the owned box, x fastest
-      for (int a = D - 1; a >= 0; --a) k = k * domain.layout.owned[a] + local[a];
-      points_.push_back(k), slots_.push_back(static_cast<int>(r * corners + c));
+      if (owned) points_.push_back(local), slots_.push_back(static_cast<int>(r * corners + c));
     }
   }
   // Rank 0 learns once which slots each rank sends.
@@ -69,7 +65,7 @@ Receivers<D, Real>::Receivers(const ReceiverSettings& settings, const Problem& p
 template <int D, class Real>
 std::size_t Receivers<D, Real>::start(long step, bool restarted) {
   if (!active()) return 0;
-  const double t0 = now();
+  const double t0 = steady_seconds();
   unsigned long long kept = 0;
   on_every_rank(comm_, [&] {
     if (rank_ != 0) return;
@@ -92,14 +88,14 @@ std::size_t Receivers<D, Real>::start(long step, bool restarted) {
   check_mpi(MPI_Bcast(&kept, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_), "MPI_Bcast");
   if (restarted)
     spdlog::info("receivers: {} keeps its {} samples up to step {}; sampling goes on", settings_.file, kept, step);
-  seconds_ += now() - t0;
+  seconds_ += steady_seconds() - t0;
   return kept;
 }
 
 template <int D, class Real>
 void Receivers<D, Real>::sample(Backend<D, Real>& backend, long step, double time) {
   if (!active()) return;
-  const double t0 = now();
+  const double t0 = steady_seconds();
   std::vector<Real> mine(points_.size());
   backend.gather(level_, points_, mine.data());
   std::vector<double> values(mine.begin(), mine.end()), all(rank_ == 0 ? all_slots_.size() : 0);
@@ -118,14 +114,14 @@ void Receivers<D, Real>::sample(Backend<D, Real>& backend, long step, double tim
     steps_.push_back(step);
     times_.push_back(time);
   }
-  seconds_ += now() - t0;
+  seconds_ += steady_seconds() - t0;
   if (++buffered_ >= flush_samples) flush();  // every rank counts: flush() is collective
 }
 
 template <int D, class Real>
 void Receivers<D, Real>::flush() {
   if (!active()) return;
-  const double t0 = now();
+  const double t0 = steady_seconds();
   on_every_rank(comm_, [&] {
     if (rank_ != 0 || steps_.empty()) return;
     // [sample][receiver] buffered, [receiver][sample] on disk.
@@ -137,7 +133,7 @@ void Receivers<D, Real>::flush() {
     steps_.clear(), times_.clear(), values_.clear();
   });
   buffered_ = 0;
-  seconds_ += now() - t0;
+  seconds_ += steady_seconds() - t0;
 }
 
 template class Receivers<2, float>;

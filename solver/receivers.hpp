@@ -51,8 +51,8 @@ class Receivers {
   int rank_ = 0;
   std::size_t receivers_ = 0;
   Level level_ = Level::current;
-  std::vector<long> points_;  // the corner points this rank owns (their index in its owned box)
-  std::vector<int> slots_;    // their slots: receiver * 2^D + corner
+  std::vector<Index<D>> points_;                         // the corner points this rank owns (local coordinates)
+  std::vector<int> slots_;                               // their slots: receiver * 2^D + corner
   std::vector<int> counts_, displacements_, all_slots_;  // rank 0: Gatherv layout, every rank's slots
   std::vector<double> weights_;                          // rank 0: a weight a slot
   // Rank 0's samples not yet in the file.

@@ -69,9 +69,9 @@ class GpuBackend : public Backend<D, Real> {
   MemorySpace memory() const override { return MemorySpace::device; }
   GpuStream stream() const override { return fields_.stream(); }
   void read(Level level, Real* owned) override { fields_.read(field(level), owned); }
-  void gather(Level level, const std::vector<long>& owned_points, Real* out) override {
-    std::vector<long> offsets(owned_points.size());  // in the device fields' own (padded) layout
-    for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = fields_.domain().layout.owned_offset(owned_points[i]);
+  void gather(Level level, const std::vector<Index<D>>& points, Real* out) override {
+    std::vector<long> offsets;  // in the device fields' own (padded) layout
+    for (const Index<D>& i : points) offsets.push_back(fields_.domain().layout.offset(i));
     fields_.gather(field(level), offsets, out);
   }
   void write(Level level, const Real* owned) override;

@@ -95,9 +95,9 @@ class HostBackend final : public Backend<D, Real> {
     copy_box(field(level), box, const_cast<Real*>(buffer), false);
   }
   void read(Level level, Real* owned) override { copy_box(field(level), domain_.layout.owned_box(), owned, true); }
-  void gather(Level level, const std::vector<long>& owned_points, Real* out) override {
+  void gather(Level level, const std::vector<Index<D>>& points, Real* out) override {
     const std::vector<Real>& u = field(level);
-    for (std::size_t i = 0; i < owned_points.size(); ++i) out[i] = u[domain_.layout.owned_offset(owned_points[i])];
+    for (std::size_t i = 0; i < points.size(); ++i) out[i] = u[domain_.layout.offset(points[i])];
   }
   void write(Level level, const Real* owned) override {
     copy_box(field(level), domain_.layout.owned_box(), const_cast<Real*>(owned), false);
