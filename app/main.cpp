@@ -120,7 +120,7 @@ int command_traces(const std::string& path, bool csv, const std::string& output)
   std::fprintf(out, "step,time");
   for (std::size_t r = 0; r < t.receivers; ++r) {
     std::string name = "r" + std::to_string(r) + "(";
-    for (int a = 0; a < t.dims; ++a) name += (a ? " " : "") + fmt::format("{}", t.positions[r * t.dims + a]);
+    for (int a = 0; a < t.dims; ++a) name += (a ? " " : "") + fmt::format("{:.6g}", t.positions[r * t.dims + a]);
     std::fprintf(out, ",%s)", name.c_str());
   }
   std::fprintf(out, "\n");

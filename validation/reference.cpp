@@ -9,6 +9,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -123,6 +124,36 @@ std::vector<double> medium_values(const Medium& m, const Grid& grid) {
   return values;
 }
 
+// The 2^D grid points around a position and their multilinear shares (point
+// sources, receivers). A position on a non-periodic high face has all its
+// share on the face point; a periodic axis wraps past its last point.
+struct Around {
+  long below[3] = {0, 0, 0}, above[3] = {0, 0, 0};
+  double share_below[3] = {1, 1, 1}, share_above[3] = {0, 0, 0};
+
+  Around(const std::array<double, 3>& x, const Grid& grid) {
+    for (int a = 0; a < grid.dims; ++a) {
+      const double at = x[a] / grid.h[a];
+      below[a] = static_cast<long>(std::floor(at));
+      double frac = at - static_cast<double>(below[a]);
+      if (!grid.periodic[a] && below[a] >= grid.n[a] - 1) below[a] = grid.n[a] - 1, frac = 0;
+      if (grid.periodic[a]) below[a] %= grid.n[a];
+      above[a] = grid.periodic[a] ? (below[a] + 1) % grid.n[a] : below[a] + 1;
+      share_below[a] = 1 - frac, share_above[a] = frac;
+    }
+  }
+  // Corner c (bit a set: the point above along axis a): its grid index in g, its share.
+  double corner(int c, const Grid& grid, long g[3]) const {
+    double share = 1;
+    for (int a = 0; a < grid.dims; ++a) {
+      const bool up = (c >> a) & 1;
+      g[a] = up ? above[a] : below[a];
+      share *= up ? share_above[a] : share_below[a];
+    }
+    return share;
+  }
+};
+
 // A source's spatial part q(x) at every grid point.
 std::vector<double> source_values(const Source& s, const Grid& grid) {
   if (s.type == SourceType::field) return read_grid_field(s.path, s.dataset, grid);
@@ -143,28 +174,14 @@ std::vector<double> source_values(const Source& s, const Grid& grid) {
   // A point source: a delta of strength A, spread with multilinear weights
   // over the 2^D grid points around it, per unit cell volume, and divided by
   // each point's trapezoid weight so that the trapezoid integral of q is A.
-  long below[3] = {0, 0, 0}, above[3] = {0, 0, 0};
-  double share_below[3] = {1, 1, 1}, share_above[3] = {0, 0, 0};
   double volume = 1;
-  for (int a = 0; a < grid.dims; ++a) {
-    const double at = s.center[a] / grid.h[a];
-    below[a] = static_cast<long>(std::floor(at));
-    double frac = at - static_cast<double>(below[a]);
-    if (!grid.periodic[a] && below[a] >= grid.n[a] - 1) below[a] = grid.n[a] - 1, frac = 0;  // on the high face
-    if (grid.periodic[a]) below[a] %= grid.n[a];
-    above[a] = grid.periodic[a] ? (below[a] + 1) % grid.n[a] : below[a] + 1;
-    share_below[a] = 1 - frac, share_above[a] = frac;
-    volume *= grid.h[a];
-  }
+  for (int a = 0; a < grid.dims; ++a) volume *= grid.h[a];
+  const Around around(s.center, grid);
   for (int corner = 0; corner < (1 << grid.dims); ++corner) {
     long g[3] = {0, 0, 0};
-    double weight = s.amplitude / volume;
-    for (int a = 0; a < grid.dims; ++a) {
-      const bool up = (corner >> a) & 1;
-      g[a] = up ? above[a] : below[a];
-      weight *= up ? share_above[a] : share_below[a];
+    double weight = s.amplitude / volume * around.corner(corner, grid, g);
+    for (int a = 0; a < grid.dims; ++a)
       if (!grid.periodic[a] && (g[a] == 0 || g[a] == grid.n[a] - 1)) weight *= 2;  // trapezoid weight 1/2
-    }
     if (weight != 0) q[static_cast<std::size_t>(grid.linear(g))] += weight;
   }
   return q;
@@ -211,6 +228,19 @@ class Solver {
     if (wave()) f.previous = owned(u_prev_);
     return f;
   }
+
+  // A level at a position: the sum of share x value over the points around it.
+  double sample(const Around& around, bool previous) const {
+    const auto u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), previous ? u_prev_ : u_);
+    double value = 0;
+    for (int corner = 0; corner < (1 << grid_.dims); ++corner) {
+      long g[3] = {0, 0, 0};
+      const double share = around.corner(corner, grid_, g);
+      if (share != 0) value += share * u(g[0] + grid_.ghosts[0], g[1] + grid_.ghosts[1], g[2] + grid_.ghosts[2]);
+    }
+    return value;
+  }
+  const Grid& grid() const { return grid_; }
 
  private:
   // Second order in time (wave, damped wave): u^{n-1} is a level of its own.
@@ -541,7 +571,31 @@ std::vector<Fields> run_in(const Problem& problem, const std::vector<long>& at_s
   return out;
 }
 
+template <class Real>
+Traces traces_in(const Problem& problem, const std::vector<std::array<double, 3>>& positions, long every,
+                 bool previous) {
+  Solver<Real> solver(problem);
+  solver.initialize();
+  std::vector<Around> around;
+  for (const auto& x : positions) around.emplace_back(x, solver.grid());
+  Traces out;
+  for (long s = 0; s <= problem.steps; s += every) out.steps.push_back(s);
+  out.values.resize(positions.size() * out.steps.size());
+  for (std::size_t k = 0; k < out.steps.size(); ++k) {
+    solver.advance_to(out.steps[k]);
+    for (std::size_t r = 0; r < positions.size(); ++r)
+      out.values[r * out.steps.size() + k] = solver.sample(around[r], previous);
+  }
+  return out;
+}
+
 }  // namespace
+
+Traces traces(const Problem& problem, const std::vector<std::array<double, 3>>& positions, long every, bool previous) {
+  ensure_kokkos();
+  return problem.precision == Precision::float32 ? traces_in<float>(problem, positions, every, previous)
+                                                 : traces_in<double>(problem, positions, every, previous);
+}
 
 std::vector<Fields> run(const Problem& problem, const std::vector<long>& at_steps) {
   ensure_kokkos();

@@ -7,6 +7,7 @@
 //
 // A plain C++ interface (no Kokkos types): the reference builds as C++17 for
 // the installed Kokkos headers and the C++20 code calls it through this file.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,16 @@ struct Fields {
 // Runs the problem on this process and returns the fields at each of
 // `at_steps` (any order; each <= problem.steps is sensible, any >= 0 works).
 std::vector<Fields> run(const Problem& problem, const std::vector<long>& at_steps);
+
+// What receivers record, as the reference samples it: the level u (or, with
+// `previous`, u^{n-1}) at each position (physical coordinates), interpolated
+// multilinearly between the 2^D grid points around it, at steps 0, every,
+// 2 every, ... up to problem.steps.
+struct Traces {
+  std::vector<long> steps;
+  std::vector<double> values;  // [receiver][sample]
+};
+Traces traces(const Problem& problem, const std::vector<std::array<double, 3>>& positions, long every, bool previous);
 
 // Whether this build has the reference (HEATWAVE_KOKKOS=ON): without it the
 // suite's reference rows are SKIP, counted and shown, and every other check runs.

@@ -413,16 +413,27 @@ std::vector<Snapshot> run_backend_typed(const Config& config, const std::vector<
   return out;
 }
 
-// `steps` ascending. The case's `threads` holds for its run, as for `heatwave run`.
-std::vector<Snapshot> run_backend(const Config& config, const std::vector<long>& steps, MPI_Comm comm) {
+// The case's `threads` hold while `run` runs, as for `heatwave run`.
+template <class Run>
+auto with_case_threads(const Config& config, Run&& run) {
   const int threads = omp_get_max_threads();
   if (config.run.threads > 0) omp_set_num_threads(config.run.threads);
   struct Restore {
     int threads;
     ~Restore() { omp_set_num_threads(threads); }
   } restore{threads};
-  return with_dims_and_precision(config.dims, config.precision == Precision::float32,
-                                 [&]<int D, class Real>() { return run_backend_typed<D, Real>(config, steps, comm); });
+  return run();
+}
+
+// `steps` ascending. These runs record no traces: the reference check runs
+// the case once more as `heatwave run` does to compare its receivers' file.
+std::vector<Snapshot> run_backend(Config config, const std::vector<long>& steps, MPI_Comm comm) {
+  config.run.receivers = {};
+  return with_case_threads(config, [&] {
+    return with_dims_and_precision(config.dims, config.precision == Precision::float32, [&]<int D, class Real>() {
+      return run_backend_typed<D, Real>(config, steps, comm);
+    });
+  });
 }
 
 const Snapshot& at_step(const std::vector<Snapshot>& snaps, long step) {
@@ -513,6 +524,52 @@ void reference_rows(const Case& c, const Check& check, const Problem& p, const s
           row(c, check.kind, level + std::string(" L2 rel") + at, std::sqrt(diff_sq / scale_sq), check.tolerance));
     }
   }
+}
+
+// The receivers' file of the whole run (Simulation::run, as `heatwave run`
+// writes it, in `scratch`) against the reference's own samples at the same
+// positions and steps: the largest difference relative to the largest
+// reference sample, and the L2 difference relative to the reference's L2 norm.
+void trace_rows(const Case& c, const Check& check, const Problem& p, const std::string& scratch, MPI_Comm comm,
+                bool reporter, Report& report) {
+  if (!reference::available()) {
+    if (reporter)
+      report.rows.push_back({c.name, to_string(check.kind), "traces", 0, "-", Outcome::skip,
+                             "this build has no Kokkos reference (configure with -DHEATWAVE_KOKKOS=ON)"});
+    return;
+  }
+  Config cfg = c.config;
+  cfg.run.receivers.file = scratch + "/receivers.h5";
+  cfg.run.progress_seconds = 0, cfg.run.diagnostics_every = 0;
+  cfg.run.checkpoint = {}, cfg.run.output = {};
+  if (reporter) std::filesystem::create_directories(scratch);
+  with_case_threads(cfg, [&] { return run_config(cfg, {}, comm); });
+  if (!reporter) return;
+  const hdf5::Traces mine = hdf5::read_traces(cfg.run.receivers.file);
+  std::vector<std::array<double, 3>> positions;
+  for (const auto& x : cfg.run.receivers.positions()) positions.push_back({x[0], x[1], x[2]});
+  const reference::Traces ref =
+      reference::traces(p, positions, cfg.run.receivers.every, cfg.run.receivers.field != "u");
+  const std::vector<long long> steps(ref.steps.begin(), ref.steps.end());
+  if (mine.step != steps || mine.receivers != positions.size()) {
+    report.rows.push_back(
+        {c.name, to_string(check.kind), "traces", 0, "-", Outcome::fail,
+         fmt::format("the file has {} receivers x {} samples, the reference {} x {} (steps 0 to {} "
+                     "every {})",
+                     mine.receivers, mine.samples, positions.size(), steps.size(), p.steps, cfg.run.receivers.every)});
+    return;
+  }
+  double scale_max = 0, scale_sq = 0, diff_max = 0, diff_sq = 0;
+  for (std::size_t k = 0; k < ref.values.size(); ++k) {
+    const double d = std::abs(mine.traces[k] - ref.values[k]);
+    diff_max = std::isnan(d) || std::isnan(diff_max) ? NAN : std::max(diff_max, d);
+    diff_sq += d * d;
+    scale_max = std::max(scale_max, std::abs(ref.values[k]));
+    scale_sq += ref.values[k] * ref.values[k];
+  }
+  const std::string what = fmt::format("{} receivers x {} samples", positions.size(), steps.size());
+  report.rows.push_back(row(c, check.kind, "traces max rel", diff_max / scale_max, check.tolerance, what));
+  report.rows.push_back(row(c, check.kind, "traces L2 rel", std::sqrt(diff_sq / scale_sq), check.tolerance, what));
 }
 
 // What the equation conserves: the mean (relative to the initial max |u|),
@@ -721,6 +778,8 @@ void run_case(const Case& c, const std::string& scratch, Report& report) {
         break;
       case CheckKind::reference:
         if (reporter) reference_rows(c, check, p, snaps, steps, report);
+        if (c.config.run.receivers.any())
+          trace_rows(c, check, p, scratch + "/traces/" + file_name(c.name), comm, reporter, report);
         break;
       case CheckKind::conservation:
         if (reporter) conservation_rows(c, check, p, snaps, steps, report);
@@ -729,7 +788,7 @@ void run_case(const Case& c, const std::string& scratch, Report& report) {
         convergence_rows(c, check, comm, reporter, report);
         break;
       case CheckKind::manufactured:
-        manufactured_rows(c, check, scratch + "/" + file_name(c.name), comm, reporter, report);
+        manufactured_rows(c, check, scratch + "/manufactured/" + file_name(c.name), comm, reporter, report);
         break;
     }
   }
@@ -752,8 +811,9 @@ ExitCode run_suite(const Options& o) {
   report.suite = suite.name;
   report.source = suite.source;
   report.reference = reference::description();
-  // Manufactured ladders write their fields here (every rank of a case reads them).
-  const std::string scratch = std::filesystem::absolute(dir).string() + "/manufactured";
+  // Manufactured ladders write their fields under manufactured/ (every rank of
+  // a case reads them), the reference check its receivers' files under traces/.
+  const std::string scratch = std::filesystem::absolute(dir).string();
   const double start = now();
   for (const Case& c : suite.cases) {
     const double t0 = now();

@@ -18,10 +18,13 @@ r = json.load(open(os.path.join(d, "report.json")))
 # cover every face type alone.
 kokkos = r["reference"].startswith("Kokkos")
 reference = [row for row in r["rows"] if row["check"] == "reference"]
-assert len(reference) == (176 if kokkos else 52), len(reference)
+assert len(reference) == (196 if kokkos else 60), len(reference)
 assert all((row["result"] == "PASS") == kokkos and (row["result"] == "SKIP") != kokkos for row in reference)
-passes = 314 + 75 + (176 if kokkos else 0)
-assert r["passed"] and r["summary"] == {"pass": passes, "fail": 0, "skip": 0 if kokkos else 52}, r["summary"]
+passes = 314 + 75 + (196 if kokkos else 0)
+assert r["passed"] and r["summary"] == {"pass": passes, "fail": 0, "skip": 0 if kokkos else 60}, r["summary"]
+# The receivers' traces against the reference: 4 absorbing cases and 2 seismic-3d cases, two rows each.
+traces = [row for row in reference if row["quantity"].startswith("traces")]
+assert len(traces) == (12 if kokkos else 6), len(traces)
 checks = {row["check"] for row in r["rows"]}
 assert checks == {"exact", "convergence", "reference", "conservation", "manufactured"}, checks
 # Every equation (heat, wave, damped wave) x dims x precision x radius x boundary
