@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
-# Issue 16's studies on a machine with 2 GPUs (nvidia-h200-x2), the same runs
-# as configs/studies/cluster-*.yaml (jobs/study.py needs PyYAML and
-# matplotlib, which GPU images may lack): heat fp32 on 1 and 2 GPUs, one rank
-# a GPU, three repeats each, interleaved:
-#   weak 2D 16384^2 a GPU, 4800 steps: cuda-cluster with nccl and with
-#   mpi-host, and cuda with nccl (the backend it must not fall below);
-#   weak 3D 512^3 a GPU, 480 steps, cuda-cluster, nccl;
-#   strong 2D 32768^2, 2400 steps, cuda-cluster, nccl.
-# Metrics JSON, logs and the medians (scripts/summarize-runs.py) to OUT_DIR.
-#   scripts/cluster-studies.sh BUILD_DIR OUT_DIR
+# The multi-GPU studies of issues 16 and 20 on the GPUs of one machine, the
+# same runs as configs/studies/cluster-*.yaml (jobs/study.py needs PyYAML and
+# matplotlib, which GPU images may lack): heat fp32 on 1, 2, 4, ... up to
+# MAX_GPUS (default: every GPU nvidia-smi lists), one rank a GPU, three
+# repeats each, interleaved:
+#   weak2d-cluster-nccl     16384^2 a GPU, 4800 steps, cuda-cluster, nccl;
+#   weak2d-cluster-mpihost  the same through mpi-host;
+#   weak2d-cuda-nccl        the same on cuda (the backend it must not fall below);
+#   weak3d-cluster-nccl     512^3 a GPU, 480 steps, cuda-cluster, nccl;
+#   strong2d-cluster-nccl   32768^2, 2400 steps, cuda-cluster, nccl.
+# HEATWAVE_STUDIES (space-separated names from the list) runs a subset, so a
+# machine with many GPUs can split the work over calls of limited time.
+# Metrics JSON, logs and the medians (scripts/summarize-runs.py, with the
+# slowest rank's phase times) go to OUT_DIR.
+#   scripts/cluster-studies.sh BUILD_DIR OUT_DIR [MAX_GPUS]
 set -uo pipefail
 build=$(realpath "$1")
 out=$(realpath -m "$2")
+max=${3:-$(nvidia-smi -L | wc -l)}
+all="weak2d-cluster-nccl weak2d-cluster-mpihost weak2d-cuda-nccl weak3d-cluster-nccl strong2d-cluster-nccl"
+studies=${HEATWAVE_STUDIES:-$all}
+for name in $studies; do
+  [[ " $all " == *" $name "* ]] || { echo "cluster-studies: unknown study '$name' in HEATWAVE_STUDIES (known: $all)" >&2; exit 2; }
+done
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=4
+# NVLink multicast (NVLS) stays off on the lent machines.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=4 NCCL_NVLS_ENABLE=0
 status=0
 work=$(mktemp -d)
 cd "$work"
@@ -28,15 +40,21 @@ run() {  # run TAG RANKS BACKEND TRANSPORT POINTS STEPS
     status=1
   fi
 }
+study() {  # study NAME RANKS: one run of a named study on RANKS GPUs
+  local name=$1 ranks=$2 tag="${1}_ranks-${2}_$repeat"
+  case $name in
+    weak2d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "[$((16384 * ranks)), 16384]" 4800 ;;
+    weak2d-cluster-mpihost) run "$tag" "$ranks" cuda-cluster mpi-host "[$((16384 * ranks)), 16384]" 4800 ;;
+    weak2d-cuda-nccl) run "$tag" "$ranks" cuda nccl "[$((16384 * ranks)), 16384]" 4800 ;;
+    weak3d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "[$((512 * ranks)), 512, 512]" 480 ;;
+    strong2d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "[32768, 32768]" 2400 ;;
+  esac
+}
 for repeat in 1 2 3; do
-  for ranks in 1 2; do
-    run "weak2d-cluster-nccl_ranks-${ranks}_$repeat" $ranks cuda-cluster nccl "[$((16384 * ranks)), 16384]" 4800
-    run "weak2d-cluster-mpihost_ranks-${ranks}_$repeat" $ranks cuda-cluster mpi-host "[$((16384 * ranks)), 16384]" 4800
-    run "weak2d-cuda-nccl_ranks-${ranks}_$repeat" $ranks cuda nccl "[$((16384 * ranks)), 16384]" 4800
-    run "weak3d-cluster-nccl_ranks-${ranks}_$repeat" $ranks cuda-cluster nccl "[$((512 * ranks)), 512, 512]" 480
-    run "strong2d-cluster-nccl_ranks-${ranks}_$repeat" $ranks cuda-cluster nccl "[32768, 32768]" 2400
+  for ((ranks = 1; ranks <= max; ranks *= 2)); do
+    for name in $studies; do study "$name" "$ranks"; done
   done
 done
-grep -h "halos exchanged" "$out"/*ranks-2_1.log | sed 's/^.*info[^:]*: //' | sort -u
+grep -hs "halos exchanged" "$out"/*ranks-[2-9]_1.log | sed 's/^.*info[^:]*: //' | sort -u
 /usr/bin/python3 "$here/summarize-runs.py" "$out" || status=1
 exit $status
