@@ -40,13 +40,21 @@ run() {  # run TAG RANKS BACKEND TRANSPORT POINTS STEPS
     status=1
   fi
 }
+weak_points() {  # weak_points RANKS N DIMS: the grid of an N^DIMS box a rank, laid out as
+  # jobs/study.py's dims_create does for a power of two (x doubles first, then y, ...)
+  local ranks=$1 n=$2 dims=$3 axis=0 points=()
+  for ((a = 0; a < dims; a++)); do points[a]=$n; done
+  for ((r = ranks; r > 1; r /= 2, axis = (axis + 1) % dims)); do points[axis]=$((points[axis] * 2)); done
+  local IFS=,
+  echo "[${points[*]}]"
+}
 study() {  # study NAME RANKS: one run of a named study on RANKS GPUs
   local name=$1 ranks=$2 tag="${1}_ranks-${2}_$repeat"
   case $name in
-    weak2d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "[$((16384 * ranks)), 16384]" 4800 ;;
-    weak2d-cluster-mpihost) run "$tag" "$ranks" cuda-cluster mpi-host "[$((16384 * ranks)), 16384]" 4800 ;;
-    weak2d-cuda-nccl) run "$tag" "$ranks" cuda nccl "[$((16384 * ranks)), 16384]" 4800 ;;
-    weak3d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "[$((512 * ranks)), 512, 512]" 480 ;;
+    weak2d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "$(weak_points "$ranks" 16384 2)" 4800 ;;
+    weak2d-cluster-mpihost) run "$tag" "$ranks" cuda-cluster mpi-host "$(weak_points "$ranks" 16384 2)" 4800 ;;
+    weak2d-cuda-nccl) run "$tag" "$ranks" cuda nccl "$(weak_points "$ranks" 16384 2)" 4800 ;;
+    weak3d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "$(weak_points "$ranks" 512 3)" 480 ;;
     strong2d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "[32768, 32768]" 2400 ;;
   esac
 }
