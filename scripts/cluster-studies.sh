@@ -48,8 +48,8 @@ weak_points() {  # weak_points RANKS N DIMS: the grid of an N^DIMS box a rank, l
   local IFS=,
   echo "[${points[*]}]"
 }
-study() {  # study NAME RANKS: one run of a named study on RANKS GPUs
-  local name=$1 ranks=$2 tag="${1}_ranks-${2}_$repeat"
+study() {  # study NAME RANKS REPEAT: one run of a named study on RANKS GPUs
+  local name=$1 ranks=$2 tag="${1}_ranks-${2}_$3"
   case $name in
     weak2d-cluster-nccl) run "$tag" "$ranks" cuda-cluster nccl "$(weak_points "$ranks" 16384 2)" 4800 ;;
     weak2d-cluster-mpihost) run "$tag" "$ranks" cuda-cluster mpi-host "$(weak_points "$ranks" 16384 2)" 4800 ;;
@@ -60,7 +60,7 @@ study() {  # study NAME RANKS: one run of a named study on RANKS GPUs
 }
 for repeat in 1 2 3; do
   for ((ranks = 1; ranks <= max; ranks *= 2)); do
-    for name in $studies; do study "$name" "$ranks"; done
+    for name in $studies; do study "$name" "$ranks" "$repeat"; done
   done
 done
 grep -hs "halos exchanged" "$out"/*ranks-[2-9]_1.log | sed 's/^.*info[^:]*: //' | sort -u

@@ -17,6 +17,10 @@ namespace {
 constexpr std::size_t flush_samples = 256;
 }  // namespace
 
+Level receiver_level(const ReceiverSettings& settings, Equation equation) {
+  return settings.field == info(equation).level_names[0] ? Level::current : Level::previous;
+}
+
 template <int D, class Real>
 Receivers<D, Real>::Receivers(const ReceiverSettings& settings, const Problem& problem, const LocalDomain<D>& domain,
                               MPI_Comm comm)
@@ -25,8 +29,7 @@ Receivers<D, Real>::Receivers(const ReceiverSettings& settings, const Problem& p
   const auto positions = settings.positions();
   receivers_ = positions.size();
   if (!active()) return;
-  const EquationInfo equation = info(problem.equation);
-  level_ = settings.field == equation.level_names[0] ? Level::current : Level::previous;
+  level_ = receiver_level(settings, problem.equation);
   constexpr int corners = 1 << D;
   for (std::size_t r = 0; r < receivers_; ++r) {
     const PositionWeights around = position_weights(problem, positions[r]);

@@ -23,6 +23,10 @@
 
 namespace heatwave {
 
+// Which level the receivers sample: u^n, or u^{n-1} where `field` names the
+// equation's second level (the run and the validation's reference alike).
+Level receiver_level(const ReceiverSettings& settings, Equation equation);
+
 template <int D, class Real>
 class Receivers {
  public:
