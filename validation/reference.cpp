@@ -229,16 +229,21 @@ class Solver {
     return f;
   }
 
-  // A level at a position: the sum of share x value over the points around it.
-  double sample(const Around& around, bool previous) const {
+  // A level at each position: the sum of share x value over the points
+  // around it. One host copy of the level serves every position.
+  std::vector<double> sample(const std::vector<Around>& positions, bool previous) const {
     const auto u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), previous ? u_prev_ : u_);
-    double value = 0;
-    for (int corner = 0; corner < (1 << grid_.dims); ++corner) {
-      long g[3] = {0, 0, 0};
-      const double share = around.corner(corner, grid_, g);
-      if (share != 0) value += share * u(g[0] + grid_.ghosts[0], g[1] + grid_.ghosts[1], g[2] + grid_.ghosts[2]);
+    std::vector<double> values;
+    for (const Around& around : positions) {
+      double value = 0;
+      for (int corner = 0; corner < (1 << grid_.dims); ++corner) {
+        long g[3] = {0, 0, 0};
+        const double share = around.corner(corner, grid_, g);
+        if (share != 0) value += share * u(g[0] + grid_.ghosts[0], g[1] + grid_.ghosts[1], g[2] + grid_.ghosts[2]);
+      }
+      values.push_back(value);
     }
-    return value;
+    return values;
   }
   const Grid& grid() const { return grid_; }
 
@@ -583,8 +588,8 @@ Traces traces_in(const Problem& problem, const std::vector<std::array<double, 3>
   out.values.resize(positions.size() * out.steps.size());
   for (std::size_t k = 0; k < out.steps.size(); ++k) {
     solver.advance_to(out.steps[k]);
-    for (std::size_t r = 0; r < positions.size(); ++r)
-      out.values[r * out.steps.size() + k] = solver.sample(around[r], previous);
+    const std::vector<double> values = solver.sample(around, previous);
+    for (std::size_t r = 0; r < values.size(); ++r) out.values[r * out.steps.size() + k] = values[r];
   }
   return out;
 }
