@@ -38,6 +38,7 @@ struct RunOptions {
   std::string metrics;
   std::string restart;
   bool new_dt = false;
+  bool overwrite = false;
 };
 
 // Set by SIGTERM/SIGUSR1 (Slurm's warning before the time limit); the time
@@ -59,29 +60,29 @@ void install_stop_handlers() {
 }
 
 int command_run(const RunOptions& o) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   Config config = o.config_path.empty() ? default_config() : load_config_file(o.config_path);
   if (!o.backend.empty()) config.run.backend = kind_named(backend_names, o.backend);
   if (o.threads >= 0) config.run.threads = o.threads;
   if (!o.metrics.empty()) config.run.metrics_file = o.metrics;
   if (config.run.threads > 0) omp_set_num_threads(config.run.threads);
 
-  Problem::from(config);  // a config past the stability limit or off t_end stops here, before the log starts
+  // A config past the stability limit or off t_end, or whose outputs collide, stops here, before the log starts.
+  const Problem problem = Problem::from(config);
+  check_run_paths(config, problem);
+  const std::vector<std::string> warnings = check_source_frequencies(problem);
   spdlog::info("heatwave {} ({}) - {} {}D, {}, radius {}, config {} (hash {})", build::version, build::git_commit,
                to_string(config.equation), config.dims, to_string(config.precision), config.radius, config.source,
                config_hash(config));
   spdlog::info("resolved config:\n{}", to_yaml(config));
+  for (const std::string& warning : warnings) spdlog::warn("{}", warning);
   install_stop_handlers();
   if (o.new_dt && o.restart.empty())
     throw Error(ExitCode::usage, "--new-dt goes with --restart (it lets a restart change dt)");
-  const RunMetrics metrics = run_config(config, RunControl{o.restart, o.new_dt, &stop_requested});
-  if (metrics.interrupted) return static_cast<int>(ExitCode::interrupted);
-  if (rank == 0 && !config.run.metrics_file.empty()) {
-    write_metrics_json(config.run.metrics_file, config, metrics);
-    spdlog::info("metrics written to {}", config.run.metrics_file);
-  }
-  return 0;
+  if (o.overwrite && !o.restart.empty())
+    throw Error(ExitCode::usage, "--overwrite starts afresh; --restart continues: give one of them");
+  const RunMetrics metrics = run_config(
+      config, RunControl{o.restart, o.new_dt, &stop_requested, o.overwrite ? EarlierRun::replace : EarlierRun::refuse});
+  return metrics.interrupted ? static_cast<int>(ExitCode::interrupted) : 0;
 }
 
 int command_inspect(const std::string& path) {
@@ -95,7 +96,7 @@ int command_inspect(const std::string& path) {
   const auto datasets = file.dataset_names();
   for (const std::string& name : datasets) values += file.verify(name);
   std::printf(
-      "checksums: verified (every chunk of %zu dataset(s) read back through its Fletcher32 filter, %llu values)\n",
+      "checksums: verified (every chunk of %zu dataset(s) read back, through its Fletcher32 filter where it has one, %llu values)\n",
       datasets.size(), static_cast<unsigned long long>(values));
   return 0;
 }
@@ -126,7 +127,7 @@ int command_traces(const std::string& path, bool csv, const std::string& output)
   std::fprintf(out, "\n");
   for (std::size_t s = 0; s < t.samples; ++s) {
     std::fprintf(out, "%lld,%.17g", t.step[s], t.time[s]);
-    for (std::size_t r = 0; r < t.receivers; ++r) std::fprintf(out, ",%.17g", t.traces[r * t.samples + s]);
+    for (std::size_t r = 0; r < t.receivers; ++r) std::fprintf(out, ",%.17g", t.traces[s * t.receivers + r]);
     std::fprintf(out, "\n");
   }
   if (out != stdout && std::fclose(out) != 0)
@@ -188,7 +189,7 @@ bool raised_on_every_rank(ExitCode code) {
   const int c = static_cast<int>(code);
   return (c >= static_cast<int>(ExitCode::file_not_found) && c <= static_cast<int>(ExitCode::io_error)) ||
          code == ExitCode::usage || code == ExitCode::mpi_error || code == ExitCode::incompatible_checkpoint ||
-         code == ExitCode::corrupt_file;
+         code == ExitCode::corrupt_file || code == ExitCode::directory_in_use || code == ExitCode::earlier_run;
 }
 
 // The first word that is not an option, when it names no command: a message
@@ -246,6 +247,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--metrics", run.metrics, "metrics JSON path");
   run_cmd->add_option("--restart", run.restart,
                       "continue from a checkpoint: 'latest' (newest in checkpoint.dir that verifies) or a file");
+  run_cmd->add_flag("--overwrite", run.overwrite,
+                    "start afresh where an earlier run left checkpoints, outputs or traces: remove them first");
   run_cmd->add_flag("--new-dt", run.new_dt,
                     "with --restart: go on from the checkpoint's time with the config's dt where it differs");
   validation::Options validate;

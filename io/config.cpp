@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -196,6 +197,11 @@ void parse_receivers(const Section& r, Config& cfg, const EquationInfo& equation
     }
   }
   if (!out.any()) r.invalid("points", "or 'lines' must give at least one receiver");
+  // Rank 0 gathers 2^D interpolation points a receiver in one MPI call, whose counts are ints.
+  const std::size_t most = static_cast<std::size_t>(std::numeric_limits<int>::max()) >> cfg.dims;
+  if (out.count() > most)
+    r.invalid(out.lines.empty() ? "points" : "lines",
+              fmt::format("give {} receivers, more than heatwave gathers ({} in {}D)", out.count(), most, cfg.dims));
 }
 
 TimeFunction parse_time_function(const Section& source) {

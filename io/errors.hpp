@@ -26,7 +26,8 @@ enum class ExitCode : int {
   incompatible_checkpoint = 16,  // restart from a checkpoint of another grid, equation, precision, radius or dims
   corrupt_file = 17,             // an HDF5 file that does not open or read: truncated, checksum (Fletcher32) mismatch
   validation_failed = 18,        // `heatwave validate` ran and at least one check failed
-  directory_in_use = 19,         // another live run holds the checkpoint or output directory
+  directory_in_use = 19,         // another live run holds a checkpoint or output directory, a receivers or metrics file
+  earlier_run = 20,              // a fresh run would replace the files an earlier run left (no --restart, no --overwrite)
   interrupted = 75,              // stopped by SIGTERM/SIGUSR1 after a checkpoint (EX_TEMPFAIL: requeue)
 };
 

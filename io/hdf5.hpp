@@ -58,6 +58,9 @@ class Reader {
   std::vector<std::string> dataset_names() const;
   bool has_dataset(const std::string& name) const;
   std::vector<std::uint64_t> shape(const std::string& dataset) const;
+  // Where a contiguous, allocated dataset's values start in the file (bytes):
+  // for writes in place that touch no HDF5 metadata (TraceWriter).
+  std::uint64_t value_offset(const std::string& dataset) const;
   // Reads this rank's block of `dataset` (converted to Real).
   template <class Real>
   void read(const std::string& dataset, const Block& block, Real* out) const;
@@ -73,31 +76,60 @@ class Reader {
   std::int64_t file_ = -1;  // hid_t
 };
 
-// Receiver traces, written by one rank as a run goes (solver/receivers.hpp):
-// /traces [receivers, samples] float64, /time (float64) and /step (int64)
-// [samples], /positions [receivers, dims]; attributes on the root group. The
-// sample axis is unlimited and chunked; every call opens and closes the file,
-// so what a stopped or killed run leaves holds each sample written so far.
-// Failures are Error(io_error) naming the file (corrupt_file where one read back is wrong).
-void create_traces(const std::string& path, const std::vector<double>& positions, std::size_t receivers, int dims,
-                   const std::vector<Attribute>& attributes);
-// Appends samples: `traces` receiver-major ([receivers][samples]), their times and steps.
-void append_traces(const std::string& path, const std::vector<double>& traces, const std::vector<double>& times,
-                   const std::vector<long long>& steps);
-// Keeps the samples of steps <= last_step (a restart resumes after them; what
-// a run wrote past its checkpoint goes) in a file of `receivers` traces.
-// Returns the samples kept.
-std::size_t truncate_traces(const std::string& path, long long last_step, std::size_t receivers);
-
+// Receiver traces (solver/receivers.hpp), format "heatwave receivers 2":
+// /traces [capacity, receivers] float64 (a row a sample: time down,
+// receivers across, as a gather is drawn), /time (float64) and /step (int64)
+// [capacity], /positions [receivers, dims], /samples [1] (int64), and
+// attributes on the root group. The first `samples` rows are the run's
+// samples; past them /time is NaN and /step -1: room for the samples to come
+// (a run that ends as planned fills them all).
+//
+// The file is laid out whole when the run starts (contiguous datasets,
+// allocated and reserved on disk, written as `path`.tmp and renamed), so a
+// full disk, a quota or a file-size limit shows then, as a clean
+// Error(io_error). After that only values are written, in place, with plain
+// pwrite: the new samples (one contiguous block), then /samples. No HDF5 metadata changes and no
+// space is allocated, so a write that fails (EFBIG, ENOSPC, EIO) or a process
+// killed in the middle of one leaves every sample up to the last completed
+// append readable, and no half-closed HDF5 file behind to crash the exit.
 struct Traces {
-  std::size_t receivers = 0, samples = 0;
+  std::size_t receivers = 0, samples = 0, capacity = 0;
   int dims = 0;
+  int format = 2;                 // 1: the earlier growing layout, [receivers, samples] (read, rewritten on restart)
   std::vector<double> positions;  // [receivers][dims]
-  std::vector<double> traces;     // [receivers][samples]
+  std::vector<double> traces;     // [samples][receivers] (empty where read without values)
   std::vector<double> time;
   std::vector<long long> step;
   std::string field;
+  long long every = 0;  // the `every` attribute (0: absent)
 };
-Traces read_traces(const std::string& path);
+
+// Makes `path` with room for `capacity` samples (replacing any file there
+// only once the new one is complete), holding `initial`'s samples where given.
+void create_traces(const std::string& path, const std::vector<double>& positions, std::size_t receivers, int dims,
+                   std::uint64_t capacity, const std::vector<Attribute>& attributes, const Traces* initial = nullptr);
+
+// A receivers file of format 2 opened for appending (one rank).
+class TraceWriter {
+ public:
+  explicit TraceWriter(const std::string& path);  // Error(corrupt_file) where it is not one
+  std::uint64_t receivers() const { return receivers_; }
+  std::uint64_t capacity() const { return capacity_; }
+  std::uint64_t samples() const { return samples_; }
+  // Appends samples: `traces` [count][receivers], their times and steps.
+  // Error(io_error) where the capacity is exceeded or a write fails; the samples before stay.
+  void append(const std::vector<double>& traces, const std::vector<double>& times, const std::vector<long long>& steps);
+  // Keeps the first `keep` samples (a restart resumes after them).
+  void truncate(std::uint64_t keep);
+
+ private:
+  void write_at(int fd, const void* data, std::uint64_t bytes, std::uint64_t offset, const char* what) const;
+  std::string path_;
+  std::uint64_t receivers_ = 0, capacity_ = 0, samples_ = 0;
+  std::uint64_t traces_at_ = 0, time_at_ = 0, step_at_ = 0, samples_at_ = 0;  // byte offsets in the file
+};
+
+// The whole file (its samples' values too, unless `values` is false).
+Traces read_traces(const std::string& path, bool values = true);
 
 }  // namespace heatwave::hdf5

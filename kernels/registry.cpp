@@ -11,6 +11,7 @@
 #include "kernels/host/host_backend.hpp"
 #include "solver/halo_transport.hpp"
 #include "solver/memory_check.hpp"
+#include "solver/receivers.hpp"
 #ifdef HEATWAVE_HAVE_CUDA
 #include "kernels/cluster/cluster_backend.hpp"
 #include "kernels/cluster/plan.hpp"
@@ -81,7 +82,13 @@ void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>
   const bool field_files = run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0 || run.output.every > 0 ||
                            from_file(p.initial) || from_file(p.velocity);
   on_every_rank(comm, [&] {
-    const MemoryNeed need = memory_need(p, domain, gpu.has_value(), field_files);
+    MemoryNeed need = memory_need(p, domain, gpu.has_value(), field_files);
+    if (run.receivers.any()) {
+      int rank = 0;
+      check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+      need.host += receiver_memory(run.receivers, D, rank == 0);
+      if (gpu) need.device += receiver_memory(run.receivers, D, false);  // the gather kernel's points and values
+    }
     std::vector<long> owned(domain.layout.owned.begin(), domain.layout.owned.end());
     const std::string what =
         fmt::format("{}: {} {} points a rank ({} of [{}])", p.source, to_string(p.precision), fmt::join(owned, " x "),

@@ -20,8 +20,10 @@ import subprocess
 import sys
 import tempfile
 
-import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import heatwave_traces  # noqa: E402
 
 ANGLES = [0, 30, 45]
 SOURCE = (1.0, 0.8)
@@ -51,8 +53,8 @@ def traces(heatwave, work, name, x_high, length_x=2.0):
     with open(path, "w") as f:
         f.write(config(name, x_high, length_x))
     subprocess.run([heatwave, "run", path], cwd=work, check=True, stdout=subprocess.DEVNULL)
-    with h5py.File(os.path.join(work, name + ".h5"), "r") as f:
-        return f["traces"][()], f["time"][()]
+    t = heatwave_traces.read(os.path.join(work, name + ".h5"))
+    return t.traces, t.time
 
 
 def main():

@@ -1,6 +1,8 @@
 #include "solver/field_io.hpp"
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <bit>
@@ -48,30 +50,22 @@ std::vector<long long> axes(const T& values, int dims, bool c_order) {
   return v;
 }
 
-// A file a coefficient or a source reads, named by its config key.
-struct DataFile {
-  std::string key, path, dataset;
+// FNV-1a 64 (as config_hash) of 64-bit words, byte by byte, least
+// significant first: the same on every host.
+struct Fnv1a {
+  std::uint64_t h = 1469598103934665603ull;
+  void operator()(std::uint64_t word) {
+    for (int b = 0; b < 8; ++b) h = (h ^ ((word >> (8 * b)) & 0xffu)) * 1099511628211ull;
+  }
+  std::string hex() const { return fmt::format("{:016x}", h); }
 };
 
-std::vector<DataFile> data_files(const Problem& p) {
-  std::vector<DataFile> files;
-  for (const auto& [key, m] : p.material)
-    if (m.type == MediumType::file) files.push_back({"material." + key, m.path, m.dataset});
-  for (std::size_t i = 0; i < p.sources.size(); ++i)
-    if (p.sources[i].type == SourceType::field)
-      files.push_back({fmt::format("sources[{}]", i), p.sources[i].path, p.sources[i].dataset});
-  return files;
-}
-
-// FNV-1a 64 (as config_hash) of a dataset's shape and values read as double
-// in C order: the same values written again, in another layout or type, keep it.
+// The hash of a dataset's shape and values read as double in C order: the
+// same values written again, in another layout or type, keep it.
 std::string values_hash(const std::string& path, const std::string& dataset) {
   const hdf5::Reader file(path);
   const std::vector<std::uint64_t> shape = file.shape(dataset);
-  std::uint64_t h = 1469598103934665603ull;
-  auto add = [&](std::uint64_t word) {  // byte by byte, least significant first: the same on every host
-    for (int b = 0; b < 8; ++b) h = (h ^ ((word >> (8 * b)) & 0xffu)) * 1099511628211ull;
-  };
+  Fnv1a add;
   add(shape.size());
   for (std::uint64_t n : shape) add(n);
   if (!shape.empty()) {
@@ -88,12 +82,32 @@ std::string values_hash(const std::string& path, const std::string& dataset) {
       for (double v : values) add(std::bit_cast<std::uint64_t>(v));
     }
   }
-  return fmt::format("{:016x}", h);
+  return add.hex();
 }
 
 const char* media_attribute = "media_hashes";
+const char* receivers_attribute = "receivers";
+
+// A receivers record's fields: every, field, count, positions.
+std::map<std::string, std::string> record_fields(const std::string& record) {
+  std::map<std::string, std::string> fields;
+  std::istringstream words(record);
+  for (std::string word; words >> word;)
+    if (const auto eq = word.find('='); eq != std::string::npos) fields[word.substr(0, eq)] = word.substr(eq + 1);
+  return fields;
+}
 
 }  // namespace
+
+std::vector<DataFile> data_files(const Problem& p) {
+  std::vector<DataFile> files;
+  for (const auto& [key, m] : p.material)
+    if (m.type == MediumType::file) files.push_back({"material." + key, m.path, m.dataset});
+  for (std::size_t i = 0; i < p.sources.size(); ++i)
+    if (p.sources[i].type == SourceType::field)
+      files.push_back({fmt::format("sources[{}]", i), p.sources[i].path, p.sources[i].dataset});
+  return files;
+}
 
 std::string checkpoint_path(const std::string& dir, long step) { return step_path(dir, checkpoint_prefix, step); }
 std::string output_path(const std::string& dir, long step) { return step_path(dir, output_prefix, step); }
@@ -132,6 +146,62 @@ std::string media_record(const Problem& p) {
   return record;
 }
 
+std::string receivers_record(const ReceiverSettings& receivers, int dims) {
+  if (!receivers.any()) return "none";
+  Fnv1a positions;
+  for (const auto& x : receivers.positions())
+    for (int a = 0; a < dims; ++a) positions(std::bit_cast<std::uint64_t>(x[a]));
+  return fmt::format("every={} field={} count={} positions={}", receivers.every, receivers.field, receivers.count(),
+                     positions.hex());
+}
+
+void check_receivers_compatible(const hdf5::Reader& checkpoint, const ReceiverSettings& receivers, int dims) {
+  if (!checkpoint.has_attribute(receivers_attribute)) return;  // written before heatwave recorded them: the traces file's own check
+  const hdf5::AttributeValue value = checkpoint.attribute(receivers_attribute);
+  const std::string* recorded = std::get_if<std::string>(&value);
+  const std::string now = receivers_record(receivers, dims);
+  if (!recorded || *recorded == now) return;
+  auto refuse = [&](const std::string& why) {
+    throw Error(ExitCode::incompatible_checkpoint,
+                checkpoint.path() + ": cannot restart with these receivers: " + why +
+                    ": a restart continues the traces the checkpoint's run began; restore its receivers, or start "
+                    "afresh (--overwrite)");
+  };
+  if (*recorded == "none")
+    throw Error(ExitCode::incompatible_checkpoint,
+                checkpoint.path() + ": the run that wrote this checkpoint recorded no receivers, so traces from step 0 "
+                                    "cannot be made: start afresh (--overwrite), or restart without receivers:");
+  if (now == "none") {
+    spdlog::warn("{}: the checkpoint's run recorded receivers ({}); this config has none, so no more samples are taken",
+                 checkpoint.path(), *recorded);
+    return;
+  }
+  const auto old = record_fields(*recorded), fresh = record_fields(now);
+  for (const char* key : {"every", "field"})
+    if (old.count(key) && old.at(key) != fresh.at(key))
+      refuse(fmt::format("receivers.{} is {} in the config but was {} when the checkpoint was written", key,
+                         fresh.at(key), old.at(key)));
+  if (old.count("count") && old.at("count") != fresh.at("count"))
+    refuse(fmt::format("the config has {} receivers, the checkpoint's run had {}", fresh.at("count"), old.at("count")));
+  // Same count, other places: name the first that moved, from the traces file where it reads.
+  std::string moved;
+  try {
+    const hdf5::Traces file = hdf5::read_traces(receivers.file, false);
+    const auto positions = receivers.positions();
+    for (std::size_t r = 0; r < positions.size() && file.dims == dims && r < file.receivers && moved.empty(); ++r)
+      for (int a = 0; a < dims; ++a)
+        if (positions[r][a] != file.positions[r * dims + a]) {
+          std::vector<double> config(positions[r].begin(), positions[r].begin() + dims),
+              recorded_at(file.positions.begin() + r * dims, file.positions.begin() + (r + 1) * dims);
+          moved = fmt::format(" (receiver {} is at ({:.6g}) in the config, at ({:.6g}) in {})", r,
+                              fmt::join(config, ", "), fmt::join(recorded_at, ", "), receivers.file);
+          break;
+        }
+  } catch (const Error&) {
+  }
+  refuse("the receivers' positions differ from those the checkpoint's run sampled" + moved);
+}
+
 std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, const std::string& kind, long step,
                                             int ranks, const std::string& media) {
   std::vector<double> spacing(p.spacing.begin(), p.spacing.begin() + p.dims);
@@ -155,6 +225,7 @@ std::vector<hdf5::Attribute> run_attributes(const Config& c, const Problem& p, c
       {"ranks", static_cast<long long>(ranks)},
   };
   if (!media.empty()) attributes.push_back({media_attribute, media});
+  attributes.push_back({receivers_attribute, receivers_record(c.run.receivers, p.dims)});
   return attributes;
 }
 

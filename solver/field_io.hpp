@@ -37,6 +37,13 @@ void prune_checkpoints(const std::string& dir, int keep);
 // Creates `dir` (and parents) when missing. Throws Error(io_error).
 void make_directory(const std::string& dir);
 
+// A file a coefficient or a source reads, named by its config key
+// ("material.alpha", "sources[2]").
+struct DataFile {
+  std::string key, path, dataset;
+};
+std::vector<DataFile> data_files(const Problem& problem);
+
 // The content hash of each file a medium or a source reads, one
 // "<key> <path>#<dataset> <hash>" line each ("" without such files): taken
 // once when a run starts, so that a file edited during the run cannot pass
@@ -45,7 +52,8 @@ std::string media_record(const Problem& problem);
 
 // Attributes of every file: step, time, dt, the resolved config and its hash,
 // version and commit, and what a restart checks (equation, precision, dims,
-// radius, points, and `media_hashes`: the run's media_record, where not empty).
+// radius, points, `media_hashes`: the run's media_record, where not empty,
+// and `receivers`: receivers_record).
 std::vector<hdf5::Attribute> run_attributes(const Config& config, const Problem& problem, const std::string& kind,
                                             long step, int ranks, const std::string& media = "");
 
@@ -55,6 +63,18 @@ std::vector<hdf5::Attribute> run_attributes(const Config& config, const Problem&
 // clock (step, time, dt).
 RestartClock check_restart_compatible(const hdf5::Reader& checkpoint, const Problem& problem,
                                       const std::vector<std::string>& datasets);
+
+// What a checkpoint records of the run's receivers, for a restart to check:
+// "every=N field=F count=M positions=<hash>", or "none".
+std::string receivers_record(const ReceiverSettings& receivers, int dims);
+
+// Refuses (Error(incompatible_checkpoint), naming what changed) a restart
+// whose receivers differ from those the checkpoint's run recorded: `every`,
+// `field`, their number or their positions (the first receiver that moved,
+// read from the traces file where it can be). A checkpoint that records
+// receivers restarts without them, with a warning; one without the record
+// (written before heatwave kept it) is left to the traces file's own check.
+void check_receivers_compatible(const hdf5::Reader& checkpoint, const ReceiverSettings& receivers, int dims);
 
 // Rewrites <output.dir>/fields.xmf listing the outputs at (step, time).
 void write_output_series(const Problem& problem, const OutputSettings& output,

@@ -82,6 +82,16 @@ Problem Problem::from(const Config& config) {
     if (p.sources[i].type == SourceType::field) check_source_file(config.source, i, p.sources[i], p.points, p.dims);
 
   const double dt_max = p.stability_limit() / p.stability_number_for(1.0);
+  // A length of 1e-300 (or 1e300) leaves 1/h^2 past what a double holds: no dt steps it.
+  if (!(std::isnormal(dt_max) && std::isnormal(p.stability_number_for(1.0)))) {
+    std::ostringstream m;
+    m.precision(6);
+    m << config.source << ": 'grid.length' gives a grid spacing of";
+    for (int a = 0; a < p.dims; ++a) m << (a ? ", " : " ") << p.spacing[a];
+    m << ", whose 1/h^2 a double cannot hold (the stable dt would be " << dt_max
+      << "): give the lengths in units that keep h between about 1e-100 and 1e100";
+    throw Error(ExitCode::invalid_value, m.str());
+  }
   std::ostringstream msg;
   msg.precision(6);
   if (config.dt) {
@@ -189,6 +199,53 @@ Problem Problem::from(const Config& config, const RestartClock& clock, bool new_
     resumed.steps = clock.step + static_cast<long>(n);
   }
   return resumed;
+}
+
+std::vector<std::string> check_source_frequencies(const Problem& p) {
+  std::vector<std::string> warnings;
+  const bool wave = info(p.equation).levels == 2;
+  double c_min = 0, h_max = 0;
+  if (wave) {
+    const auto range = p.material_range.find("c");
+    c_min = range != p.material_range.end() ? range->second.first : p.coefficients.get("c");
+    for (int a = 0; a < p.dims; ++a) h_max = std::max(h_max, p.spacing[a]);
+  }
+  const double points_wanted = p.radius == 1 ? 10 : 6, samples_wanted = 10;
+  for (std::size_t i = 0; i < p.sources.size(); ++i) {
+    const TimeFunction& f = p.sources[i].time;
+    if (f.type != TimeFunctionType::ricker && f.type != TimeFunctionType::sine) continue;
+    const double time_nyquist = 1 / (2 * p.dt), samples = 1 / (f.frequency * p.dt);
+    std::ostringstream at;
+    at.precision(4);
+    at << p.source << ": 'sources[" << i << "].time.frequency' = " << f.frequency << " (" << to_string(f.type) << ")";
+    if (f.frequency > time_nyquist) {
+      at << " is past the Nyquist limit of the time step, 1/(2 dt) = " << time_nyquist << " (dt = " << p.dt
+         << "): the run cannot carry it; lower the frequency or dt";
+      throw Error(ExitCode::invalid_value, at.str());
+    }
+    if (wave && c_min > 0) {
+      const double grid_nyquist = c_min / (2 * h_max), points = c_min / f.frequency / h_max;
+      if (f.frequency > grid_nyquist) {
+        at << " is past the grid's Nyquist limit c_min/(2 h) = " << grid_nyquist << " (c_min = " << c_min
+           << ", h = " << h_max << "; " << points
+           << " points a wavelength): the grid cannot carry it; lower the frequency or refine the grid";
+        throw Error(ExitCode::invalid_value, at.str());
+      }
+      if (points < points_wanted) {
+        at << " gives " << points << " grid points a wavelength at c_min = " << c_min << " (h = " << h_max
+           << "; the grid's Nyquist limit is " << grid_nyquist << "; radius " << p.radius << " wants " << points_wanted
+           << " or more): expect numerical dispersion; refine the grid, raise the stencil radius or lower the frequency";
+        warnings.push_back(at.str());
+        continue;
+      }
+    }
+    if (samples < samples_wanted) {
+      at << " gives " << samples << " time steps a period (dt = " << p.dt << ", Nyquist limit " << time_nyquist
+         << "): its waveform is sampled coarsely; lower dt or the frequency";
+      warnings.push_back(at.str());
+    }
+  }
+  return warnings;
 }
 
 }  // namespace heatwave

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "io/config.hpp"
 #include "solver/equations/equations.hpp"
@@ -50,8 +51,9 @@ struct Problem {
   long start_step = 0;
   double start_time = 0;
 
-  // Builds and checks. Throws Error(unstable) past the stability limit and
-  // Error(t_end_mismatch) when an explicit dt does not divide t_end.
+  // Builds and checks. Throws Error(unstable) past the stability limit,
+  // Error(t_end_mismatch) when an explicit dt does not divide t_end, and
+  // Error(invalid_value) for lengths whose spacing a double cannot step with.
   static Problem from(const Config& config);
   // The problem as it continues from a checkpoint. On the checkpoint's own
   // schedule (the same dt, its time = step x dt) it is from(config), bit for
@@ -84,5 +86,15 @@ struct Problem {
   double stability_limit() const;
   std::string stability_rule() const;
 };
+
+// Sources with a frequency (ricker, sine) against what the run resolves (a
+// user's run: `heatwave run`; validation cases test the numerics on grids
+// that need not resolve anything): in time, samples a period against dt's
+// Nyquist limit 1/(2 dt); for the wave equations, grid points a wavelength
+// (at the slowest c and the coarsest spacing) against the grid's c_min/(2 h).
+// Past either limit: Error(invalid_value) naming the source, the frequency
+// and the limit. Below the usual rule of thumb (10 points a wavelength at
+// radius 1, 6 at radius 2; 10 samples a period): a warning, returned.
+std::vector<std::string> check_source_frequencies(const Problem& problem);
 
 }  // namespace heatwave

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "io/collective.hpp"
@@ -13,22 +14,51 @@
 namespace heatwave {
 
 namespace {
-// Samples buffered on rank 0 before they go to the file.
-constexpr std::size_t flush_samples = 256;
+// Samples buffered on rank 0 before they go to the file: 256, or as many as
+// fit in 32 MiB for many receivers (at least one).
+std::size_t flush_samples(std::size_t receivers) {
+  return std::clamp<std::size_t>((std::size_t(32) << 20) / (8 * std::max<std::size_t>(receivers, 1)), 1, 256);
+}
+
+// Every receiver's position, [receiver][dims].
+std::vector<double> flat_positions(const ReceiverSettings& settings, int dims) {
+  std::vector<double> out;
+  for (const auto& x : settings.positions()) out.insert(out.end(), x.begin(), x.begin() + dims);
+  return out;
+}
+
+std::string point_text(const double* x, int dims) {
+  std::string text = "(";
+  for (int a = 0; a < dims; ++a) text += fmt::format("{}{:.6g}", a ? ", " : "", x[a]);
+  return text + ")";
+}
 }  // namespace
+
+std::size_t receiver_memory(const ReceiverSettings& settings, int dims, bool root) {
+  const std::size_t receivers = settings.count(), corners = std::size_t(1) << dims;
+  // A rank's points (an index and a slot each) and its gathered values.
+  const std::size_t points = receivers * corners * (8 * static_cast<std::size_t>(dims) + 4 + 16);
+  if (!root) return points;
+  // Rank 0: positions (made twice as the run starts), weights, every rank's
+  // slots, the gathered values twice, and the buffered samples.
+  return points + receivers * (2 * 24 + corners * (8 + 4 + 16) + 8 * flush_samples(receivers));
+}
 
 Level receiver_level(const ReceiverSettings& settings, Equation equation) {
   return settings.field == info(equation).level_names[0] ? Level::current : Level::previous;
 }
 
 template <int D, class Real>
-Receivers<D, Real>::Receivers(const ReceiverSettings& settings, const Problem& problem, const LocalDomain<D>& domain,
+Receivers<D, Real>::Receivers(const Config& config, const Problem& problem, const LocalDomain<D>& domain,
                               MPI_Comm comm)
-    : settings_(settings), problem_(problem), comm_(comm) {
+    : settings_(config.run.receivers), problem_(problem), comm_(comm) {
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+  const ReceiverSettings& settings = settings_;
   const auto positions = settings.positions();
   receivers_ = positions.size();
   if (!active()) return;
+  flush_samples_ = flush_samples(receivers_);
+  if (rank_ == 0) config_text_ = to_yaml(config), config_hash_ = config_hash(config);
   level_ = receiver_level(settings, problem.equation);
   constexpr int corners = 1 << D;
   for (std::size_t r = 0; r < receivers_; ++r) {
@@ -66,27 +96,69 @@ Receivers<D, Real>::Receivers(const ReceiverSettings& settings, const Problem& p
 }
 
 template <int D, class Real>
+std::vector<hdf5::Attribute> Receivers<D, Real>::attributes() const {
+  return {{"field", settings_.field},
+          {"every", static_cast<long long>(settings_.every)},
+          {"interpolation", std::string("multilinear over the 2^D grid points around each receiver")},
+          {"equation", std::string(to_string(problem_.equation))},
+          {"config", config_text_},
+          {"config_hash", config_hash_}};
+}
+
+template <int D, class Real>
+void Receivers<D, Real>::check_same_receivers(const hdf5::Traces& file, const std::vector<double>& positions) const {
+  const std::string& path = settings_.file;
+  auto refuse = [&](const std::string& why) {
+    throw Error(ExitCode::incompatible_checkpoint,
+                "receivers.file " + path + ": " + why +
+                    ": a restart continues the traces the checkpoint's run began; restore its receivers, or start "
+                    "afresh (--overwrite)");
+  };
+  if (file.receivers != receivers_ || file.dims != D)
+    refuse(fmt::format("holds {} receivers' traces in {}D, this config has {} in {}D", file.receivers, file.dims,
+                       receivers_, D));
+  if (file.every != 0 && file.every != settings_.every)
+    refuse(fmt::format("was sampled every {} step(s), the config says receivers.every = {}", file.every,
+                       settings_.every));
+  if (!file.field.empty() && file.field != settings_.field)
+    refuse(fmt::format("records '{}', the config says receivers.field = {}", file.field, settings_.field));
+  for (std::size_t r = 0; r < receivers_; ++r)
+    if (!std::equal(positions.begin() + r * D, positions.begin() + (r + 1) * D, file.positions.begin() + r * D))
+      refuse(fmt::format("receiver {} is at {} in the config but at {} in the file", r,
+                         point_text(positions.data() + r * D, D), point_text(file.positions.data() + r * D, D)));
+}
+
+template <int D, class Real>
 std::size_t Receivers<D, Real>::start(long step, bool restarted) {
   if (!active()) return 0;
   const double t0 = steady_seconds();
   unsigned long long kept = 0;
+  const std::uint64_t capacity = receiver_samples(settings_, problem_.steps);
   on_every_rank(comm_, [&] {
     if (rank_ != 0) return;
-    if (restarted) {
-      if (!std::filesystem::exists(settings_.file))
+    const std::string& path = settings_.file;
+    const std::vector<double> positions = flat_positions(settings_, D);
+    if (!restarted) {
+      hdf5::create_traces(path, positions, receivers_, D, capacity, attributes());
+    } else {
+      if (!std::filesystem::exists(path))
         throw Error(ExitCode::file_not_found,
-                    "receivers.file '" + settings_.file + "' is missing: a restart continues the traces the run wrote");
-      kept = hdf5::truncate_traces(settings_.file, step, receivers_);
-      return;
+                    "receivers.file '" + path + "' is missing: a restart continues the traces the run wrote");
+      hdf5::Traces old = hdf5::read_traces(path, false);
+      check_same_receivers(old, positions);
+      while (kept < old.samples && old.step[kept] <= step) ++kept;
+      if (old.format == 2 && old.capacity >= capacity) {
+        hdf5::TraceWriter(path).truncate(kept);
+      } else {
+        // Room for more samples (a run made longer), or the earlier layout:
+        // the kept samples move into a new file, which replaces the old one whole.
+        old = hdf5::read_traces(path);
+        old.samples = kept;
+        old.traces.resize(kept * receivers_), old.time.resize(kept), old.step.resize(kept);
+        hdf5::create_traces(path, positions, receivers_, D, capacity, attributes(), &old);
+      }
     }
-    std::vector<double> positions;
-    for (const auto& x : settings_.positions()) positions.insert(positions.end(), x.begin(), x.begin() + D);
-    hdf5::create_traces(settings_.file, positions, receivers_, D,
-                        {{"format", std::string("heatwave receivers 1")},
-                         {"field", settings_.field},
-                         {"every", static_cast<long long>(settings_.every)},
-                         {"interpolation", std::string("multilinear over the 2^D grid points around each receiver")},
-                         {"equation", std::string(to_string(problem_.equation))}});
+    writer_.emplace(path);
   });
   check_mpi(MPI_Bcast(&kept, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_), "MPI_Bcast");
   if (restarted)
@@ -118,7 +190,7 @@ void Receivers<D, Real>::sample(Backend<D, Real>& backend, long step, double tim
     times_.push_back(time);
   }
   seconds_ += steady_seconds() - t0;
-  if (++buffered_ >= flush_samples) flush();  // every rank counts: flush() is collective
+  if (++buffered_ >= flush_samples_) flush();  // every rank counts: flush() is collective
 }
 
 template <int D, class Real>
@@ -127,12 +199,7 @@ void Receivers<D, Real>::flush() {
   const double t0 = steady_seconds();
   on_every_rank(comm_, [&] {
     if (rank_ != 0 || steps_.empty()) return;
-    // [sample][receiver] buffered, [receiver][sample] on disk.
-    const std::size_t samples = steps_.size();
-    std::vector<double> traces(values_.size());
-    for (std::size_t s = 0; s < samples; ++s)
-      for (std::size_t r = 0; r < receivers_; ++r) traces[r * samples + s] = values_[s * receivers_ + r];
-    hdf5::append_traces(settings_.file, traces, times_, steps_);
+    writer_->append(values_, times_, steps_);  // [sample][receiver], as on disk
     steps_.clear(), times_.clear(), values_.clear();
   });
   buffered_ = 0;

@@ -10,11 +10,19 @@
 // the same on any rank count and any backend that computes the same fields.
 // A restart keeps the file's samples up to its checkpoint's step and goes on
 // from there, so a stopped and restarted run leaves the uninterrupted run's
-// file (docs/io.md).
+// file (docs/io.md); receivers that moved, another `every` or `field` are
+// refused (exit 16). The file is laid out whole, with room for every sample
+// of the run, when the run starts (io/hdf5.hpp: a full disk shows then), and
+// samples are written in place: a failed or killed write loses none written
+// before.
 #include <mpi.h>
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "io/config.hpp"
+#include "io/hdf5.hpp"
 
 #include "solver/backend.hpp"
 #include "solver/domain.hpp"
@@ -27,10 +35,19 @@ namespace heatwave {
 // equation's second level (the run and the validation's reference alike).
 Level receiver_level(const ReceiverSettings& settings, Equation equation);
 
+// Bytes the receivers take on one rank: rank 0's gather layout, weights and
+// buffered samples (`root`), or a rank's interpolation points at most.
+std::size_t receiver_memory(const ReceiverSettings& settings, int dims, bool root);
+
+// The samples a run of `steps` steps records: steps 0, every, 2 every, ...
+inline std::uint64_t receiver_samples(const ReceiverSettings& settings, long steps) {
+  return static_cast<std::uint64_t>(steps / settings.every) + 1;
+}
+
 template <int D, class Real>
 class Receivers {
  public:
-  Receivers(const ReceiverSettings& settings, const Problem& problem, const LocalDomain<D>& domain, MPI_Comm comm);
+  Receivers(const Config& config, const Problem& problem, const LocalDomain<D>& domain, MPI_Comm comm);
 
   bool active() const { return receivers_ > 0; }
   long every() const { return settings_.every; }
@@ -38,7 +55,8 @@ class Receivers {
 
   // Before the first step (collective): a fresh run creates the file; a
   // restart at `step` keeps the samples of steps <= step (the file must be
-  // there, with as many receivers). Returns the samples kept.
+  // there, with the same receivers, `every` and `field`: else
+  // Error(incompatible_checkpoint) naming what changed). Returns the samples kept.
   std::size_t start(long step, bool restarted);
   // Samples the backend's fields at `step` (collective): the values rank 0
   // buffers until flush().
@@ -49,7 +67,13 @@ class Receivers {
   double seconds() const { return seconds_; }
 
  private:
+  // The file's attributes: what it records, and the run's resolved config (its media and sources).
+  std::vector<hdf5::Attribute> attributes() const;
+  // Error(incompatible_checkpoint) where the file on disk records other receivers than this run's.
+  void check_same_receivers(const hdf5::Traces& file, const std::vector<double>& positions) const;
+
   ReceiverSettings settings_;
+  std::string config_text_, config_hash_;
   Problem problem_;
   MPI_Comm comm_;
   int rank_ = 0;
@@ -63,6 +87,8 @@ class Receivers {
   std::vector<long long> steps_;
   std::vector<double> times_, values_;  // values_: [sample][receiver]
   std::size_t buffered_ = 0;            // samples since the last flush (every rank)
+  std::size_t flush_samples_ = 1;       // samples buffered before a flush: 256, or fewer for many receivers
+  std::optional<hdf5::TraceWriter> writer_;  // rank 0's open file
   double seconds_ = 0;
 };
 

@@ -1,10 +1,15 @@
 #include "solver/run_files.hpp"
 
+#include <spdlog/fmt/ranges.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <tuple>
 
 #include "io/collective.hpp"
 #include "io/errors.hpp"
+#include "io/files.hpp"
 #include "io/hdf5.hpp"
 #include "io/log.hpp"
 #include "io/metrics.hpp"
@@ -39,24 +44,177 @@ void RunFiles<D, Real>::write_levels(const std::string& path, const std::string&
       field_io::run_attributes(config_, problem_, kind, backend_.step(), decomposition_.size(), media_record_), fields);
 }
 
-template <int D, class Real>
-void RunFiles<D, Real>::claim_directories(bool checkpoints, bool outputs) {
-  on_every_rank(decomposition_.comm(), [&] {
-    if (decomposition_.rank() != 0) return;
-    const std::string owner = "config hash " + config_hash(config_) + " (" + config_.source + ")";
-    const RunSettings& run = config_.run;
-    if (checkpoints && !checkpoint_lock_) checkpoint_lock_ = std::make_unique<DirectoryLock>(run.checkpoint.dir, owner);
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* stop_marker_name = "stopped";
+
+// What the earlier run left in one place, for the message and the removal.
+struct Leftovers {
+  std::vector<std::string> paths;
+  std::vector<std::string> told;  // "checkpoints holds 3 checkpoints (steps 20 to 60)"
+};
+
+// Files in `dir` whose names match `pattern`.
+std::vector<std::string> files_matching(const std::string& dir, const std::regex& pattern) {
+  std::vector<std::string> out;
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) return out;
+  for (const auto& entry : fs::directory_iterator(dir, error))
+    if (std::regex_match(entry.path().filename().string(), pattern)) out.push_back(entry.path().string());
+  if (error) throw Error(ExitCode::io_error, dir + ": cannot list the directory: " + error.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The names heatwave gives its own files in a checkpoint or output directory.
+const std::regex checkpoint_names(R"(checkpoint_[0-9]+\.h5(\.tmp|\.space)?|stopped|\.heatwave\.lock)");
+const std::regex output_names(R"(fields_[0-9]+\.h5(\.tmp|\.space)?|fields\.xmf(\.tmp)?|\.heatwave\.lock)");
+
+}  // namespace
+
+std::string stop_marker_path(const Config& config) {
+  return (fs::path(config.run.checkpoint.dir) / stop_marker_name).string();
+}
+
+RunClaims::RunClaims(const Config& config, MPI_Comm comm, bool restart, EarlierRun earlier)
+    : config_(config), comm_(comm) {
+  check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+  const RunSettings& run = config.run;
+  const bool checkpoints = run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0 || restart;
+  const bool outputs = run.output.every > 0;
+  on_every_rank(comm, [&] {
+    if (rank_ != 0) return;
+    owner_ = "config hash " + config_hash(config) + " (" + config.source + ")";
+    if (checkpoints) lock_checkpoints();
     // One directory for both: one lock.
-    const bool shared =
-        std::filesystem::weakly_canonical(run.output.dir) == std::filesystem::weakly_canonical(run.checkpoint.dir);
-    if (outputs && !output_lock_ && !(shared && checkpoint_lock_))
-      output_lock_ = std::make_unique<DirectoryLock>(run.output.dir, owner);
+    const bool shared = fs::weakly_canonical(run.output.dir) == fs::weakly_canonical(run.checkpoint.dir);
+    if (outputs && !(shared && checkpoint_lock_))
+      output_lock_ = std::make_unique<RunLock>(run.output.dir, RunLock::Target::directory, "output.dir", owner_);
+    if (run.receivers.any())
+      receivers_lock_ =
+          std::make_unique<RunLock>(run.receivers.file, RunLock::Target::file, "receivers.file", owner_);
+    if (restart || earlier == EarlierRun::keep) return;
+
+    Leftovers left;
+    auto look = [&](const std::string& dir, const std::vector<long>& steps, const char* what, const std::regex& names) {
+      if (!steps.empty())
+        left.told.push_back(
+            fmt::format("{} holds {} {}(s) (step {} to {})", dir, steps.size(), what, steps.front(), steps.back()));
+      for (const std::string& path : files_matching(dir, names))
+        if (!path.ends_with(".heatwave.lock")) left.paths.push_back(path);
+    };
+    if (checkpoints)
+      look(run.checkpoint.dir, field_io::checkpoint_steps(run.checkpoint.dir), "checkpoint", checkpoint_names);
+    if (outputs) look(run.output.dir, field_io::output_steps(run.output.dir), "output", output_names);
+    if (run.receivers.any() && fs::exists(run.receivers.file)) {
+      left.told.push_back(run.receivers.file + " holds receivers' traces");
+      left.paths.push_back(run.receivers.file);
+    }
+    if (left.told.empty()) {  // stray temporaries or a stop marker only: nothing of a run's results
+      for (const std::string& path : left.paths) fs::remove(path);
+      return;
+    }
+    const std::string what = fmt::format("{}", fmt::join(left.told, "; "));
+    if (earlier == EarlierRun::refuse)
+      throw Error(ExitCode::earlier_run,
+                  "an earlier run's files are where this run writes: " + what +
+                      ". A fresh run would replace them: continue that run with --restart latest, or start afresh "
+                      "with --overwrite (which removes them), or give this run its own checkpoint.dir, output.dir "
+                      "and receivers.file");
+    for (const std::string& path : left.paths) {
+      std::error_code error;
+      fs::remove(path, error);
+      if (error) throw Error(ExitCode::io_error, path + ": cannot remove it (--overwrite): " + error.message());
+    }
+    spdlog::warn("--overwrite: removed what an earlier run left: {}", what);
   });
+}
+
+void RunClaims::lock_checkpoints() {
+  checkpoint_lock_ = std::make_unique<RunLock>(config_.run.checkpoint.dir, RunLock::Target::directory,
+                                               "checkpoint.dir", owner_);
+  // A stop marker is for the job that was stopped; the run that takes the directory over has consumed it.
+  std::error_code ignored;
+  fs::remove(stop_marker_path(config_), ignored);
+}
+
+void RunClaims::claim_metrics() {
+  on_every_rank(comm_, [&] {
+    if (rank_ == 0 && !metrics_lock_ && !config_.run.metrics_file.empty())
+      metrics_lock_ =
+          std::make_unique<RunLock>(config_.run.metrics_file, RunLock::Target::file, "metrics.file", owner_);
+  });
+}
+
+void RunClaims::claim_checkpoints() {
+  on_every_rank(comm_, [&] {
+    if (rank_ == 0 && !checkpoint_lock_) lock_checkpoints();
+  });
+}
+
+void RunClaims::mark_stopped(const std::string& checkpoint) {
+  on_every_rank(comm_, [&] {
+    if (rank_ != 0) return;
+    write_text_file(stop_marker_path(config_),
+                    "stopped by a signal after writing " + checkpoint +
+                        "; continue with: heatwave run " + config_.source + " --restart latest\n",
+                    "stop marker");
+  });
+}
+
+void check_run_paths(const Config& config, const Problem& problem) {
+  struct Place {
+    std::string key, path;
+    bool directory, output;
+  };
+  const RunSettings& run = config.run;
+  std::vector<Place> places{{"checkpoint.dir", run.checkpoint.dir, true, true}};
+  if (run.output.every > 0) places.push_back({"output.dir", run.output.dir, true, true});
+  if (run.receivers.any()) places.push_back({"receivers.file", run.receivers.file, false, true});
+  if (!run.metrics_file.empty()) places.push_back({"metrics.file", run.metrics_file, false, true});
+  if (fs::exists(config.source)) places.push_back({"the config file", config.source, false, false});
+  for (const auto* ic : {&problem.initial, problem.velocity ? &*problem.velocity : nullptr})
+    if (ic && ic->type == InitialType::file)
+      places.push_back({ic == &problem.initial ? "initial.path" : "velocity.path", ic->path, false, false});
+  for (const auto& file : field_io::data_files(problem)) places.push_back({file.key + ".path", file.path, false, false});
+
+  auto refuse = [&](const std::string& why) {
+    throw Error(ExitCode::invalid_value, config.source + ": " + why + ": give each its own path");
+  };
+  std::vector<fs::path> where;
+  for (const Place& p : places) where.push_back(fs::weakly_canonical(fs::absolute(p.path)));
+  for (std::size_t i = 0; i < places.size(); ++i) {
+    const Place& a = places[i];
+    std::error_code error;
+    if (a.output && !a.directory && fs::is_directory(a.path, error))
+      refuse(fmt::format("'{}' = {} is a directory, not a file", a.key, a.path));
+    if (a.output && a.directory && fs::exists(a.path, error) && !fs::is_directory(a.path, error))
+      refuse(fmt::format("'{}' = {} is a file, not a directory", a.key, a.path));
+    for (std::size_t j = i + 1; j < places.size(); ++j) {
+      const Place& b = places[j];
+      if (!a.output && !b.output) continue;
+      if (a.directory && b.directory) continue;  // checkpoints and outputs may share a directory
+      if (where[i] == where[j])
+        refuse(fmt::format("'{}' and {} both name {}: the run would write over {}", a.key,
+                           b.output ? "'" + b.key + "'" : b.key, a.path, b.output ? "one with the other" : "what it reads"));
+    }
+    // A file in a checkpoint or output directory with a name heatwave gives its own files there.
+    if (!a.directory) continue;
+    const std::regex& names = a.key == "checkpoint.dir" ? checkpoint_names : output_names;
+    for (std::size_t j = 0; j < places.size(); ++j)
+      if (!places[j].directory && where[j].parent_path() == where[i] &&
+          std::regex_match(where[j].filename().string(), names))
+        refuse(fmt::format("{} {} is named like the files heatwave writes and removes in '{}' = {}",
+                           places[j].output ? "'" + places[j].key + "'" : places[j].key, places[j].path, a.key,
+                           a.path));
+  }
 }
 
 template <int D, class Real>
 std::string RunFiles<D, Real>::write_checkpoint() {
-  claim_directories(true, false);
+  claims_.claim_checkpoints();
   const double t0 = steady_seconds();
   const CheckpointSettings& settings = config_.run.checkpoint;
   const std::string path = field_io::checkpoint_path(settings.dir, backend_.step());
@@ -99,7 +257,9 @@ RestartClock restart_clock(const Config& config, const std::string& checkpoint, 
     const std::vector<std::string> paths = restart_candidates(checkpoint, config.run.checkpoint.dir);
     for (std::size_t i = 0; i < paths.size(); ++i) {
       try {
-        clock = field_io::check_restart_compatible(hdf5::Reader(paths[i]), fresh, level_names(fresh));
+        const hdf5::Reader file(paths[i]);
+        clock = field_io::check_restart_compatible(file, fresh, level_names(fresh));
+        field_io::check_receivers_compatible(file, config.run.receivers, fresh.dims);
         return;
       } catch (const Error& e) {
         if (e.code() != ExitCode::corrupt_file || i + 1 == paths.size()) throw;
@@ -127,6 +287,7 @@ std::string RunFiles<D, Real>::restart(const std::string& checkpoint, bool new_d
       on_every_rank(decomposition_.comm(), [&] {
         const hdf5::Reader file(path);
         clock = field_io::check_restart_compatible(file, problem_, level_names(problem_));
+        field_io::check_receivers_compatible(file, config_.run.receivers, problem_.dims);
         if (!Problem::from(config_, clock, new_dt).same_schedule(problem_))
           throw Error(
               ExitCode::incompatible_checkpoint,
@@ -171,7 +332,6 @@ std::string RunFiles<D, Real>::restart(const std::string& checkpoint, bool new_d
 
 template <int D, class Real>
 void RunFiles<D, Real>::write_output() {
-  claim_directories(false, true);
   const double t0 = steady_seconds();
   const OutputSettings& settings = config_.run.output;
   const auto names = info(problem_.equation).level_names;

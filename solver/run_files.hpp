@@ -8,19 +8,59 @@
 #include <vector>
 
 #include "io/config.hpp"
-#include "io/directory_lock.hpp"
+#include "io/run_lock.hpp"
 #include "solver/backend.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/field_io.hpp"
 
 namespace heatwave {
 
+// What a fresh run does with the files an earlier run left where it writes
+// (checkpoints, outputs, traces): `refuse` them (heatwave run's default),
+// `replace` them (--overwrite), or `keep` them as they are (tests and suites
+// that manage their own directories).
+enum class EarlierRun { keep, refuse, replace };
+
+// What a run writes, claimed as it starts (collective; rank 0 holds the
+// locks): the checkpoint directory where checkpoints are on (or it restarts),
+// the output directory where outputs are, the receivers file (and, for a
+// run that writes one, the metrics file: claim_metrics).
+// A second run on any of them stops with Error(directory_in_use) naming the
+// holder. A fresh run then looks at what an earlier run left there:
+// checkpoints, outputs, the receivers file. `refuse`: Error(earlier_run)
+// naming them and both ways on (--restart latest, --overwrite); `replace`:
+// they are removed, and the log says which.
+class RunClaims {
+ public:
+  RunClaims(const Config& config, MPI_Comm comm, bool restart, EarlierRun earlier);
+
+  // The metrics file's lock (metrics.file, where set): a run that writes one. Collective.
+  void claim_metrics();
+  // The checkpoint directory's lock where not yet held: a stop signal's
+  // checkpoint in a run without checkpoints. Collective.
+  void claim_checkpoints();
+  // A marker in checkpoint.dir that the run stopped on a signal after
+  // writing `checkpoint`: what a batch script tests to requeue where a
+  // launcher hides exit 75 (Open MPI's mpirun under SIGTERM). The next run
+  // that claims the directory removes it. Collective.
+  void mark_stopped(const std::string& checkpoint);
+
+ private:
+  void lock_checkpoints();  // rank 0
+  const Config& config_;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  std::string owner_;
+  std::unique_ptr<RunLock> checkpoint_lock_, output_lock_, receivers_lock_, metrics_lock_;  // rank 0's
+};
+
 template <int D, class Real>
 class RunFiles {
  public:
-  RunFiles(const Config& config, const Problem& problem, const Decomposition& decomposition,
+  RunFiles(const Config& config, RunClaims& claims, const Problem& problem, const Decomposition& decomposition,
            const LocalDomain<D>& domain, Backend<D, Real>& backend)
       : config_(config),
+        claims_(claims),
         problem_(problem),
         decomposition_(decomposition),
         domain_(domain),
@@ -38,12 +78,6 @@ class RunFiles {
   // A field output of the current state in output.dir, and the XDMF series.
   void write_output();
 
-  // Takes the checkpoint directory's lock (and the output directory's, with
-  // `outputs`) on rank 0, so that no second run writes there (collective;
-  // Error(directory_in_use) naming the holder). Writes take them too, on
-  // their first call.
-  void claim_directories(bool checkpoints, bool outputs);
-
   // Wall seconds spent in these files so far (the io phase).
   double seconds() const { return seconds_; }
 
@@ -54,6 +88,7 @@ class RunFiles {
                     const std::vector<std::pair<std::string, Level>>& levels);
 
   const Config& config_;
+  RunClaims& claims_;
   const Problem& problem_;
   const Decomposition& decomposition_;
   const LocalDomain<D>& domain_;
@@ -61,8 +96,17 @@ class RunFiles {
   std::string media_record_;                           // the media files' hashes as the run started
   std::vector<std::pair<long, double>> output_steps_;  // (step, time) of the outputs in the XDMF series
   double seconds_ = 0;
-  std::unique_ptr<DirectoryLock> checkpoint_lock_, output_lock_;  // rank 0's
 };
+
+// Refuses (Error(invalid_value), before anything runs) a config whose outputs
+// name one path twice (metrics.file and receivers.file, a file in place of a
+// directory, a file named as checkpoints or outputs are inside checkpoint.dir
+// or output.dir), or name a file the run reads (the config, initial,
+// velocity, material or source files).
+void check_run_paths(const Config& config, const Problem& problem);
+
+// Where mark_stopped leaves its marker.
+std::string stop_marker_path(const Config& config);
 
 // The clock a restart resumes from (collective): the checkpoint named, or for
 // "latest" the newest in checkpoint.dir whose attributes read (the data is

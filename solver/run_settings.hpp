@@ -97,6 +97,11 @@ struct ReceiverSettings {
   std::vector<ReceiverLine> lines;
 
   bool any() const { return !points.empty() || !lines.empty(); }
+  std::size_t count() const {
+    std::size_t n = points.size();
+    for (const ReceiverLine& line : lines) n += static_cast<std::size_t>(line.count);
+    return n;
+  }
   // Every receiver's position, points first, then each line's points.
   std::vector<std::array<double, max_dims>> positions() const {
     std::vector<std::array<double, max_dims>> out = points;

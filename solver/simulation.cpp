@@ -65,6 +65,7 @@ int exchanged_levels(const Problem& p, int halo) { return p.levels() == 2 && hal
 template <int D, class Real>
 Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunControl& control)
     : config_(config),
+      claims_(config_, comm, !control.restart.empty(), control.earlier),
       problem_(control.restart.empty()
                    ? Problem::from(config_)
                    : Problem::from(config_, restart_clock(config_, control.restart, comm), control.new_dt)),
@@ -74,14 +75,10 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
       chosen_(make_backend<D, Real>(problem_, config_.run, domain_, decomposition_.comm())),
       halo_(*chosen_.backend, decomposition_, domain_, exchanged_levels(problem_, domain_.layout.halo),
             chosen_.transport),
-      files_(config_, problem_, decomposition_, domain_, *chosen_.backend),
-      receivers_(config_.run.receivers, problem_, domain_, decomposition_.comm()) {
+      files_(config_, claims_, problem_, decomposition_, domain_, *chosen_.backend),
+      receivers_(config_, problem_, domain_, decomposition_.comm()) {
   chosen_.backend->initialize();
   phases_.io += load_initial_files(problem_, decomposition_, domain_, *chosen_.backend);
-  // The directories this run will write, claimed before any work: a second run there stops now.
-  const RunSettings& run = config_.run;
-  files_.claim_directories(run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0 || !control.restart.empty(),
-                           run.output.every > 0);
   if (!control.restart.empty()) restored_from_ = files_.restart(control.restart, control.new_dt);
   receivers_.start(step(), !control.restart.empty());
   // --log-level debug: how the run is laid out (rank 0's view).
@@ -228,6 +225,8 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   if (settings.output.every > 0 && step() == 0) write_output();
   const double start = steady_seconds();
   double last_progress = start, last_checkpoint = start;
+  long checkpointed = restored_from_.empty() ? -1 : step();  // the step of the newest checkpoint
+  std::string stop_checkpoint;
   auto due = [&](long every) { return every > 0 && step() % every == 0; };
   const long sample_every = receivers_.active() ? receivers_.every() : 0;
   // A restart's own step was sampled before its checkpoint was written.
@@ -258,12 +257,14 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
       const FieldSummary f = diagnose();  // never checkpoint a blown-up state
       check_finite(problem_, f, last.step);
       last = f;
-      write_checkpoint();
+      stop_checkpoint = write_checkpoint();
+      checkpointed = step();
       last_checkpoint = steady_seconds();
     }
     if (due(settings.output.every)) write_output();
     if (stop) {
       m.interrupted = true;
+      claims_.mark_stopped(stop_checkpoint);
       spdlog::info(
           "stop requested (SIGTERM/SIGUSR1): stopped at step {} after a checkpoint; continue with --restart latest",
           step());
@@ -285,6 +286,10 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   m.final = diagnose();
   log_diagnostics(m.final);
   check_finite(problem_, m.final, last.step);
+  // The final state is checkpointed where checkpoints are on, whether or not
+  // `every` divides `steps`: a run extended later goes on from here.
+  if (!m.interrupted && checkpointed != step() && (checkpoint.every > 0 || checkpoint.every_seconds > 0))
+    write_checkpoint();
   if (m.final.has_energy && !m.first_energy.has_energy) m.first_energy = m.final;
   const HaloTimes& halo = halo_.times();
   PhaseTimes local{phases_.compute, halo.pack,           halo.communicate,
@@ -305,7 +310,19 @@ template class Simulation<3, double>;
 
 RunMetrics run_config(const Config& config, const RunControl& control, MPI_Comm comm) {
   return with_dims_and_precision(config.dims, config.precision == Precision::float32, [&]<int D, class Real>() {
-    return Simulation<D, Real>(config, comm, control).run(control);
+    Simulation<D, Real> simulation(config, comm, control);
+    simulation.claims().claim_metrics();
+    const RunMetrics metrics = simulation.run(control);
+    int rank = 0;
+    check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    const std::string& file = config.run.metrics_file;
+    if (!metrics.interrupted && !file.empty())
+      on_every_rank(comm, [&] {
+        if (rank != 0) return;
+        write_metrics_json(file, config, metrics);
+        spdlog::info("metrics written to {}", file);
+      });
+    return metrics;
   });
 }
 

@@ -26,6 +26,7 @@ struct RunControl {
   std::string restart;                               // "", "latest" or a checkpoint path
   bool new_dt = false;                               // the restart may change the time step (--new-dt)
   const volatile std::sig_atomic_t* stop = nullptr;  // nonzero: stop requested
+  EarlierRun earlier = EarlierRun::keep;             // a fresh run's look at earlier files (heatwave run: refuse)
 };
 
 // parallel.exchange_every as a run resolves it, and why.
@@ -65,6 +66,7 @@ class Simulation {
   void write_output() { files_.write_output(); }
 
   Backend<D, Real>& backend() { return *chosen_.backend; }
+  RunClaims& claims() { return claims_; }
   // Why this backend runs, and how (device, fallback reason, cluster plan).
   const std::string& backend_reason() const { return chosen_.reason; }
   const Problem& problem() const { return problem_; }
@@ -85,6 +87,7 @@ class Simulation {
   void advance_overlapped(int k);
 
   Config config_;
+  RunClaims claims_;  // what this run writes, locked before any work
   Problem problem_;
   ExchangeChoice exchange_;  // parallel.exchange_every as resolved (auto: the backend's)
   Decomposition decomposition_;
@@ -97,7 +100,9 @@ class Simulation {
   std::string restored_from_;  // the checkpoint the constructor restored, if any
 };
 
-// Picks dimension and precision from the config and runs.
+// Picks dimension and precision from the config and runs; rank 0 writes the
+// metrics JSON (metrics.file) of a run that was not stopped, while the run
+// still holds its lock.
 RunMetrics run_config(const Config& config, const RunControl& control = {}, MPI_Comm comm = MPI_COMM_WORLD);
 
 }  // namespace heatwave

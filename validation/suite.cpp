@@ -549,9 +549,11 @@ void trace_rows(const Case& c, const Check& check, const Problem& p, const std::
   Config cfg = c.config;
   cfg.run.receivers.file = scratch + "/receivers.h5";
   cfg.run.progress_seconds = 0, cfg.run.diagnostics_every = 0;
-  cfg.run.checkpoint = {}, cfg.run.output = {};
+  cfg.run.checkpoint = {}, cfg.run.output = {}, cfg.run.metrics_file = "";
   if (reporter) std::filesystem::create_directories(scratch);
-  with_case_threads(cfg, [&] { return run_config(cfg, {}, comm); });
+  RunControl control;
+  control.earlier = EarlierRun::replace;  // the suite's own scratch, from an earlier validate
+  with_case_threads(cfg, [&] { return run_config(cfg, control, comm); });
   if (!reporter) return;
   const hdf5::Traces mine = hdf5::read_traces(cfg.run.receivers.file);
   std::vector<std::array<double, 3>> positions;
@@ -569,8 +571,9 @@ void trace_rows(const Case& c, const Check& check, const Problem& p, const std::
   }
   Difference diff;
   double scale_max = 0, scale_sq = 0;
-  for (std::size_t k = 0; k < ref.values.size(); ++k) {
-    diff.add(mine.traces[k], ref.values[k]);
+  const std::size_t samples = steps.size();
+  for (std::size_t k = 0; k < ref.values.size(); ++k) {  // the reference's [receiver][sample], the file's [sample][receiver]
+    diff.add(mine.traces[(k % samples) * positions.size() + k / samples], ref.values[k]);
     scale_max = std::max(scale_max, std::abs(ref.values[k]));
     scale_sq += ref.values[k] * ref.values[k];
   }

@@ -135,13 +135,14 @@ case_yaml 2000000 shared "progress: {seconds: 0.1}" >long.yaml
 "$heatwave" run long.yaml >holder.txt 2>&1 &
 holder=$!
 for _ in $(seq 200); do grep -q "info: progress:" holder.txt && break; sleep 0.05; done
-check_case "a second run in a held directory: exit 19 naming the holder" 19 "shared is in use by another heatwave run" \
+check_case "a second run in a held directory: exit 19 naming the holder" 19 \
+  "shared (checkpoint.dir) is in use by another heatwave run" \
   "pid $holder" "config hash" -- "$heatwave" run long.yaml
 kill -9 $holder
 wait $holder 2>/dev/null
 case_yaml 20 shared >short.yaml
 check_case "a dead holder's lock is taken over, with a warning" 0 "taking over a stale lock" "pid $holder" -- \
-  "$heatwave" run short.yaml
+  "$heatwave" run short.yaml --overwrite
 
 echo "== memory"
 printf 'equation: heat\ngrid: {points: [1000000, 1000000]}\ntime: {steps: 10}\ninitial: {type: constant, value: 1}\nbackend: host\n' >huge.yaml

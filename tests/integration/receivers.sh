@@ -6,6 +6,7 @@
 # lost or repeated.
 set -eu
 heatwave=$1
+source_dir=$(realpath "$(dirname "$0")/../..")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -70,11 +71,13 @@ grep -q "receivers: stopped.h5 keeps its [0-9]* samples up to step" restarted.tx
 "$heatwave" run rerun.yaml --restart rerun-checkpoints/checkpoint_000002700.h5 >rerun2.txt 2>&1
 grep -q "receivers: rerun.h5 keeps its 901 samples up to step 2700" rerun2.txt
 
-$python - <<'PY'
-import h5py, numpy as np
+SCRIPTS="$source_dir/scripts" $python - <<'PY'
+import os, sys, numpy as np
+sys.path.insert(0, os.environ["SCRIPTS"])
+import heatwave_traces
 def load(name):
-    with h5py.File(name + ".h5", "r") as f:
-        return {k: f[k][()] for k in ("traces", "time", "step", "positions")}
+    t = heatwave_traces.read(name + ".h5")
+    return {"traces": t.traces, "time": t.time, "step": t.step, "positions": t.positions}
 a = load("straight")
 assert a["traces"].shape == (14, 1001), a["traces"].shape
 assert (a["step"] == np.arange(0, 3001, 3)).all()

@@ -1,4 +1,4 @@
-#include "io/directory_lock.hpp"
+#include "io/run_lock.hpp"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -28,11 +28,16 @@ std::string contents(int fd) {
 
 }  // namespace
 
-DirectoryLock::DirectoryLock(const std::string& dir, const std::string& owner)
-    : path_((std::filesystem::path(dir) / ".heatwave.lock").string()) {
+namespace fs = std::filesystem;
+
+RunLock::RunLock(const std::string& path, Target target, const std::string& key, const std::string& owner) {
+  const bool directory = target == Target::directory;
+  const fs::path dir = directory ? fs::path(path) : fs::path(path).parent_path();
+  path_ = directory ? (dir / ".heatwave.lock").string()
+                    : (dir / ("." + fs::path(path).filename().string() + ".heatwave.lock")).string();
   std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) throw Error(ExitCode::io_error, dir + ": cannot create the directory: " + error.message());
+  if (!dir.empty()) fs::create_directories(dir, error);
+  if (error) throw Error(ExitCode::io_error, dir.string() + ": cannot create the directory: " + error.message());
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error(ExitCode::io_error, path_ + ": cannot create the lock file: " + std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -41,11 +46,12 @@ DirectoryLock::DirectoryLock(const std::string& dir, const std::string& owner)
     ::close(fd_);
     fd_ = -1;
     if (why != EWOULDBLOCK)
-      throw Error(ExitCode::io_error, path_ + ": cannot lock the directory: " + std::strerror(why));
+      throw Error(ExitCode::io_error, path_ + ": cannot take the lock: " + std::strerror(why));
     throw Error(ExitCode::directory_in_use,
-                dir + " is in use by another heatwave run (" + (holder.empty() ? "holder unknown" : holder) +
-                    "): two runs writing one directory would overwrite each other's files; give this run its own "
-                    "directory, or wait for that run to end");
+                path + " (" + key + ") is in use by another heatwave run (" +
+                    (holder.empty() ? "holder unknown" : holder) + "): two runs writing one " +
+                    (directory ? "directory" : "file") + " would overwrite each other's files; give this run its own " +
+                    key + ", or wait for that run to end");
   }
   // A lock file with a holder but no lock on it: that process is gone.
   if (const std::string stale = contents(fd_); !stale.empty())
@@ -61,7 +67,7 @@ DirectoryLock::DirectoryLock(const std::string& dir, const std::string& owner)
     spdlog::warn("{}: cannot record this run in the lock file: {}", path_, std::strerror(errno));
 }
 
-DirectoryLock::~DirectoryLock() {
+RunLock::~RunLock() {
   if (fd_ < 0) return;
   // Empty again, so the next run finds no stale holder; then the lock goes with the descriptor.
   if (::ftruncate(fd_, 0) != 0) {
