@@ -5,9 +5,14 @@
 #include <spdlog/fmt/fmt.h>
 #include <CLI/CLI.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -44,9 +49,25 @@ struct RunOptions {
 // Set by SIGTERM/SIGUSR1 (Slurm's warning before the time limit); the time
 // loop polls it at chunk boundaries, checkpoints and stops.
 volatile std::sig_atomic_t stop_requested = 0;
-extern "C" void request_stop(int) { stop_requested = 1; }
+// stdout and stderr where a launcher reads them: pipes, and under Open MPI
+// the pseudo-terminals mpirun gives its ranks. mpirun, once signalled
+// itself, stops reading them: a full buffer would then block rank 0's next
+// log line, and with it the checkpoint. After a stop request a log line that
+// cannot be written at once is dropped instead (never on a file or on a
+// user's own terminal, whose open description the shell shares).
+bool launcher_outputs[2] = {false, false};
+extern "C" void request_stop(int) {
+  stop_requested = 1;
+  for (int fd : {1, 2})
+    if (launcher_outputs[fd - 1]) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);  // async-signal-safe
+}
 
 void install_stop_handlers() {
+  for (int fd : {1, 2}) {
+    struct stat info {};
+    const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+    launcher_outputs[fd - 1] = ::fstat(fd, &info) == 0 && (S_ISFIFO(info.st_mode) || (launched && ::isatty(fd)));
+  }
   struct sigaction action {};
   action.sa_handler = request_stop;
   sigemptyset(&action.sa_mask);
@@ -60,6 +81,7 @@ void install_stop_handlers() {
 }
 
 int command_run(const RunOptions& o) {
+  install_stop_handlers();  // first: a stop asked for during set-up is seen at the first chunk's end
   Config config = o.config_path.empty() ? default_config() : load_config_file(o.config_path);
   if (!o.backend.empty()) config.run.backend = kind_named(backend_names, o.backend);
   if (o.threads >= 0) config.run.threads = o.threads;
@@ -75,7 +97,6 @@ int command_run(const RunOptions& o) {
                config_hash(config));
   spdlog::info("resolved config:\n{}", to_yaml(config));
   for (const std::string& warning : warnings) spdlog::warn("{}", warning);
-  install_stop_handlers();
   if (o.new_dt && o.restart.empty())
     throw Error(ExitCode::usage, "--new-dt goes with --restart (it lets a restart change dt)");
   if (o.overwrite && !o.restart.empty())
