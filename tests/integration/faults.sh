@@ -238,6 +238,171 @@ head -c 2000000 /dev/zero | tr '\0' '#' >big.yaml
 check_case "a 2 MB config: exit 3 naming the limit" 3 "more than the config file may be (1048576 bytes)" -- \
   "$heatwave" run big.yaml
 
+echo "== receivers' traces, and an earlier run's files"
+wave_yaml() {  # wave_yaml STEPS RECEIVERS [EXTRA]: a 2D wave with a Ricker point source and receivers
+  cat <<YAML
+equation: wave
+grid: {points: [128, 128]}
+time: {dt: auto, steps: $1}
+initial: {type: constant, value: 0.0}
+sources: [{type: point, position: [0.5, 0.5], amplitude: 1.0, time: {type: ricker, frequency: 8.0}}]
+backend: host
+threads: 1
+metrics: {file: ""}
+progress: {seconds: 0.1}
+receivers: $2
+${3:-}
+YAML
+}
+# A 20,000-receiver line every step: 31 MiB of traces against a 20 MB file-size limit.
+wave_yaml 200 "{every: 1, file: big.h5, lines: [{from: [0.0, 0.2], to: [1.0, 0.2], count: 20000}]}" >bigtraces.yaml
+if check "a traces file past the file-size limit: exit 13 before step 0" 13 "big.h5" "File too large" -- \
+  bash -c 'ulimit -f 20000; exec "$@"' bash "$heatwave" run bigtraces.yaml; then
+  if ls | grep -q "^big.h5"; then fail "a traces file past the file-size limit" "left $(ls | grep big.h5)"; else
+    pass "a traces file past the file-size limit: exit 13 before step 0, nothing left, no crash"
+  fi
+else
+  fail "a traces file past the file-size limit" "$why"
+fi
+wave_yaml 300 "{every: 1, file: kept.h5, points: [[0.2, 0.5], [0.7, 0.3]]}" \
+  "checkpoint: {every: 100, keep: 5, dir: kept-ck}" >kept.yaml
+sed 's/steps: 300}/steps: 3000000}/' kept.yaml >kept-longer.yaml
+"$heatwave" run kept.yaml >/dev/null 2>&1
+"$heatwave" traces kept.h5 >before.txt 2>&1
+# Made 10,000x longer on restart: the file with room for every sample (48 MB) cannot be made under the limit.
+if check "a restart whose longer traces file cannot be made: exit 13" 13 "kept.h5" "File too large" -- \
+  bash -c 'ulimit -f 20000; exec "$@"' bash "$heatwave" run kept-longer.yaml --restart latest &&
+  "$heatwave" traces kept.h5 >after.txt 2>&1 && cmp -s before.txt after.txt; then
+  pass "a restart whose longer traces file cannot be made: exit 13, the 301 samples there kept as they were"
+else
+  fail "a restart whose longer traces file cannot be made" "${why:-the traces file changed: $(cat after.txt)}"
+fi
+wave_yaml 2000000 "{every: 1, file: killed.h5, points: [[0.2, 0.5], [0.7, 0.3]]}" >killed.yaml
+"$heatwave" run killed.yaml >killed.txt 2>&1 &
+runner=$!
+for _ in $(seq 200); do grep -q "info: progress:" killed.txt && break; sleep 0.05; done
+sleep 0.5
+kill -KILL $runner
+wait $runner 2>/dev/null
+if check "traces of a run killed with SIGKILL" 0 -- "$heatwave" traces killed.h5 &&
+  samples=$(sed -n 's/.* \([0-9]*\) samples.*/\1/p' out.txt) && ((samples >= 256 && samples % 256 == 0)); then
+  pass "a run killed with SIGKILL leaves its traces readable: $samples samples, every flush"
+else
+  fail "traces of a run killed with SIGKILL" "${why:-$(cat out.txt)}"
+fi
+
+wave_yaml 1000000 "{every: 1, file: shared.h5, points: [[0.2, 0.5]]}" "checkpoint: {every: 0, dir: one-ck}" >holder.yaml
+wave_yaml 100 "{every: 1, file: shared.h5, points: [[0.2, 0.5]]}" "checkpoint: {every: 0, dir: two-ck}" >second.yaml
+"$heatwave" run holder.yaml >holder.txt 2>&1 &
+holder=$!
+for _ in $(seq 200); do grep -q "info: progress:" holder.txt && break; sleep 0.05; done
+check_case "a second run on a receivers file in use: exit 19 naming the holder" 19 \
+  "shared.h5 (receivers.file) is in use by another heatwave run" "pid $holder" -- "$heatwave" run second.yaml
+kill -9 $holder
+wait $holder 2>/dev/null
+wave_yaml 100 "{every: 1, file: r.h5, points: [[0.2, 0.5]]}" "metrics: {file: r.h5}" | grep -v 'file: ""' >collide.yaml
+check_case "metrics.file and receivers.file the same: exit 7 before anything runs" 7 \
+  "'receivers.file' and 'metrics.file' both name r.h5" -- "$heatwave" run collide.yaml
+wave_yaml 100 "{every: 1, file: ck3/checkpoint_000000100.h5, points: [[0.2, 0.5]]}" \
+  "checkpoint: {every: 50, dir: ck3}" >in-ck.yaml
+check_case "a receivers file named like a checkpoint in checkpoint.dir: exit 7" 7 \
+  "is named like the files heatwave writes and removes in 'checkpoint.dir' = ck3" -- "$heatwave" run in-ck.yaml
+
+wave_yaml 300 "{every: 1, file: moved.h5, points: [[0.2, 0.5], [0.7, 0.3]]}" \
+  "checkpoint: {every: 100, keep: 5, dir: moved-ck}" >moved.yaml
+"$heatwave" run moved.yaml >/dev/null 2>&1
+sed 's/\[0.2, 0.5\], \[0.7/[0.3, 0.3], [0.7/' moved.yaml >moved2.yaml
+check_case "a restart with a receiver moved: exit 16 naming it and both places" 16 \
+  "receiver 0 is at (0.3, 0.3) in the config, at (0.2, 0.5) in moved.h5" -- \
+  "$heatwave" run moved2.yaml --restart moved-ck/checkpoint_000000200.h5
+sed 's/every: 1, file/every: 2, file/' moved.yaml >every2.yaml
+check_case "a restart with another receivers.every: exit 16" 16 "receivers.every is 2 in the config but was 1" -- \
+  "$heatwave" run every2.yaml --restart moved-ck/checkpoint_000000200.h5
+sed 's/\[0.7, 0.3\]\]/[0.7, 0.3], [0.9, 0.9]]/' moved.yaml >three.yaml
+check_case "a restart with another receiver count: exit 16 (not 17)" 16 \
+  "the config has 3 receivers, the checkpoint's run had 2" -- \
+  "$heatwave" run three.yaml --restart moved-ck/checkpoint_000000200.h5
+"$heatwave" traces moved.h5 >moved-traces.txt 2>&1
+grep -q "2 receivers (field u), 301 samples, steps 0 to 300" moved-traces.txt ||
+  fail "refused restarts leave the traces as they were" "$(cat moved-traces.txt)"
+
+wave_yaml 10 "{every: 1, file: many.h5, lines: [{from: [0.0, 0.5], to: [1.0, 0.5], count: 100000000}]}" >many.yaml
+start=$SECONDS
+if check "100,000,000 receivers: exit 7 naming the memory" 7 "many.yaml" "needs" "available (host)" -- \
+  "$heatwave" run many.yaml && ((SECONDS - start < 20)); then
+  pass "100,000,000 receivers: exit 7 naming the memory they need, in $((SECONDS - start)) s"
+else
+  fail "100,000,000 receivers" "${why:-took $((SECONDS - start)) s}"
+fi
+wave_yaml 40 "{every: 1, file: million.h5, lines: [{from: [0.0, 0.5], to: [1.0, 0.5], count: 1000000}]}" >million.yaml
+if check "1,000,000 receivers x 41 samples" 0 -- "$heatwave" run million.yaml; then
+  size=$(stat -c %s million.h5)
+  data=$((1000000 * 41 * 8 + 1000000 * 2 * 8))  # the traces and the positions
+  if ((size < data + data / 20)); then
+    pass "1,000,000 receivers x 41 samples: the file is the data ($size bytes for $data)"
+  else
+    fail "1,000,000 receivers x 41 samples" "$size bytes for $data of data"
+  fi
+else
+  fail "1,000,000 receivers x 41 samples" "$why"
+fi
+rm -f million.h5
+
+case_yaml 45 ext "output: {every: 20, dir: ext-out}" >ext.yaml
+"$heatwave" run ext.yaml >/dev/null 2>&1
+if [[ -f ext/checkpoint_000000045.h5 ]]; then
+  pass "steps (45) not a multiple of checkpoint.every (20): the final state is checkpointed"
+else
+  fail "steps not a multiple of checkpoint.every" "no checkpoint of step 45: $(ls ext | tr '\n' ' ')"
+fi
+check_case "a fresh run over an earlier run's files: exit 20 naming them and both ways" 20 \
+  "ext holds 3 checkpoint(s) (step 20 to 45)" "ext-out holds 3 output(s) (step 0 to 40)" "--restart latest" \
+  "--overwrite" -- "$heatwave" run ext.yaml
+[[ -f ext/checkpoint_000000045.h5 && -f ext-out/fields_000000040.h5 ]] ||
+  fail "a refused fresh run keeps the earlier files" "$(ls ext ext-out | tr '\n' ' ')"
+check_case "--overwrite replaces an earlier run's files, saying which" 0 "--overwrite: removed what an earlier run left" -- \
+  "$heatwave" run ext.yaml --overwrite
+
+# SIGTERM to mpirun itself: it passes the signal on late and kills the ranks soon after (1 s by default).
+case_yaml 4000000 term-ck "progress: {seconds: 0.1}" | sed 's/checkpoint: {every: 20,/checkpoint: {every: 0,/' >term.yaml
+OMPI_MCA_odls_base_sigkill_timeout=2 mpirun --oversubscribe -n 2 "$heatwave" run term.yaml >term.txt 2>&1 &
+runner=$!
+for _ in $(seq 200); do grep -q "info: progress:" term.txt && break; sleep 0.05; done
+kill -TERM $runner
+wait $runner
+code=$?
+if [[ -f term-ck/stopped ]] && checkpoint=$(sed -n 's/.*after writing \([^;]*\);.*/\1/p' term-ck/stopped) &&
+  [[ -f $checkpoint ]]; then
+  pass "SIGTERM to mpirun (exit $code): the ranks checkpoint and leave the stop marker a job script requeues on"
+else
+  fail "SIGTERM to mpirun" "exit $code, no stop marker naming a checkpoint: $(ls term-ck | tr '\n' ' ')"
+fi
+
+echo "== sources, lengths, plots"
+wave_yaml 10 "{every: 1, file: f.h5, points: [[0.2, 0.5]]}" | sed 's/frequency: 8.0/frequency: 1.0e6/' >nyquist.yaml
+check_case "a Ricker past the grid's Nyquist limit: exit 7 naming it" 7 "'sources[0].time.frequency' = 1e+06" \
+  "Nyquist limit" -- "$heatwave" run nyquist.yaml
+wave_yaml 10 "{every: 1, file: f.h5, points: [[0.2, 0.5]]}" | sed 's/frequency: 8.0/frequency: 40.0/' >coarse.yaml
+check_case "a Ricker the grid resolves coarsely: a warning naming points a wavelength" 0 \
+  "grid points a wavelength" "Nyquist limit is 63.5" -- "$heatwave" run coarse.yaml
+sed 's/grid: {points: \[32, 24\]}/grid: {points: [32, 24], length: 1.0e-300}/' good.yaml >tiny_length.yaml
+check_case "length: 1e-300: exit 7 naming the spacing" 7 "'grid.length' gives a grid spacing of" -- \
+  "$heatwave" run tiny_length.yaml
+check_case "plot_traces.py on a checkpoint: one line, exit 1" 1 "not a receivers file" -- \
+  $python "$source_dir/scripts/plot_traces.py" ext/checkpoint_000000045.h5 x.png
+grep -q Traceback err.txt && fail "plot_traces.py on a checkpoint" "a traceback"
+check_case "plot_traces.py on a missing file: one line, exit 1" 1 "nothing.h5: cannot open it" -- \
+  $python "$source_dir/scripts/plot_traces.py" nothing.h5 x.png
+grep -q Traceback err.txt && fail "plot_traces.py on a missing file" "a traceback"
+sed 's/equation: heat/equation: heat\nreceivers: {every: 1, file: heat-r.h5, points: [[0.5, 0.5]]}/' good.yaml >heat-r.yaml
+"$heatwave" run heat-r.yaml >/dev/null 2>&1
+if check "plot_traces.py on a heat run's traces" 0 -- $python "$source_dir/scripts/plot_traces.py" heat-r.h5 heat.png &&
+  grep -q "no first arrival drawn (a heat run, not a wave" out.txt; then
+  pass "plot_traces.py on a heat run's traces: no travel-time model drawn, and it says why"
+else
+  fail "plot_traces.py on a heat run's traces" "${why:-it drew a model: $(cat out.txt)}"
+fi
+
 echo "== counts"
 printf '%s\n' "${good/dt: auto, steps: 20/dt: 1e-300, t_end: 1.0}" >tiny_dt.yaml
 check_case "dt: 1e-300: exit 7" 7 "more than heatwave can count (at most 2^53" -- "$heatwave" run tiny_dt.yaml
