@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "solver/equations/equations.hpp"
-#include "solver/numerics.hpp"
-#include "solver/run_settings.hpp"
+#include "core/equations/equations.hpp"
+#include "core/numerics.hpp"
+#include "core/run_settings.hpp"
 
 namespace heatwave {
 

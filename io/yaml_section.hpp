@@ -136,7 +136,7 @@ class Section {
          "= '" + v + "' is not one of: " + join(names));
   }
 
-  // One of the kinds of a name table (solver/numerics.hpp, solver/run_settings.hpp).
+  // One of the kinds of a name table (core/numerics.hpp, core/run_settings.hpp).
   template <class Kind, std::size_t N>
   Kind named(const std::string& key, Kind fallback, const std::array<std::pair<Kind, const char*>, N>& names) const {
     std::vector<std::pair<std::string, Kind>> choices;

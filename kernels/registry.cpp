@@ -1,5 +1,5 @@
 // The backend registry: one switch over BackendKind. Adding a backend is its
-// folder under kernels/, a BackendKind entry (solver/run_settings.hpp) and a
+// folder under kernels/, a BackendKind entry (core/run_settings.hpp) and a
 // case here.
 #include "solver/registry.hpp"
 

@@ -13,7 +13,7 @@
 #include "solver/box.hpp"
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
-#include "solver/run_settings.hpp"
+#include "core/run_settings.hpp"
 
 // A CUDA stream as plain C++ sees it (cudaStream_t is CUstream_st*): typed,
 // without the CUDA headers.

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "solver/hd.hpp"
+#include "core/hd.hpp"
 
 namespace heatwave {
 

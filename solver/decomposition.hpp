@@ -6,7 +6,7 @@
 
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
-#include "solver/run_settings.hpp"
+#include "core/run_settings.hpp"
 
 namespace heatwave {
 

@@ -5,8 +5,8 @@
 #include <array>
 
 #include "solver/box.hpp"
-#include "solver/hd.hpp"
-#include "solver/numerics.hpp"
+#include "core/hd.hpp"
+#include "core/numerics.hpp"
 
 namespace heatwave {
 

@@ -8,7 +8,7 @@
 #include "io/hdf5.hpp"
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
-#include "solver/run_settings.hpp"
+#include "core/run_settings.hpp"
 
 namespace heatwave::field_io {
 

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "solver/backend.hpp"
-#include "solver/run_settings.hpp"
+#include "core/run_settings.hpp"
 
 namespace heatwave {
 

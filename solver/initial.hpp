@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "solver/hd.hpp"
-#include "solver/numerics.hpp"
+#include "core/hd.hpp"
+#include "core/numerics.hpp"
 #include "solver/problem.hpp"
 
 namespace heatwave {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "io/config.hpp"
-#include "solver/equations/equations.hpp"
-#include "solver/numerics.hpp"
+#include "core/equations/equations.hpp"
+#include "core/numerics.hpp"
 
 namespace heatwave {
 

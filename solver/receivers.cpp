@@ -8,7 +8,7 @@
 #include "io/collective.hpp"
 #include "io/hdf5.hpp"
 #include "io/metrics.hpp"
-#include "solver/equations/equations.hpp"
+#include "core/equations/equations.hpp"
 #include "solver/media.hpp"
 
 namespace heatwave {

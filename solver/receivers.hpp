@@ -27,7 +27,7 @@
 #include "solver/backend.hpp"
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
-#include "solver/run_settings.hpp"
+#include "core/run_settings.hpp"
 
 namespace heatwave {
 

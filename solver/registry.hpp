@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "solver/backend.hpp"
-#include "solver/run_settings.hpp"
+#include "core/run_settings.hpp"
 
 namespace heatwave {
 

@@ -1,11 +1,11 @@
 #pragma once
 // The discrete Laplacian: central differences of radius R (order 2R) along each
 // axis. This is the one stencil definition every backend uses (the time update
-// is the equation's: solver/equations/); the Kokkos reference in validation/
+// is the equation's: core/equations/); the Kokkos reference in validation/
 // deliberately has its own.
 #include <array>
 
-#include "solver/hd.hpp"
+#include "core/hd.hpp"
 
 namespace heatwave {
 

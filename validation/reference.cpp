@@ -76,7 +76,7 @@ struct Grid {
   }
 };
 
-// f(t) of a source's time function (solver/numerics.hpp).
+// f(t) of a source's time function (core/numerics.hpp).
 double time_function(const TimeFunction& f, double t) {
   switch (f.type) {
     case TimeFunctionType::constant:

@@ -16,7 +16,7 @@
 #include "kernels/cluster/kernel.cuh"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/pack.cuh"
-#include "solver/dispatch.hpp"
+#include "core/dispatch.hpp"
 #include "solver/media.hpp"
 #include "solver/stencil.hpp"
 

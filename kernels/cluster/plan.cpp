@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "io/errors.hpp"
-#include "solver/equations/equations.hpp"
+#include "core/equations/equations.hpp"
 #include "solver/media.hpp"
 
 namespace heatwave::cuda {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "solver/problem.hpp"
-#include "solver/run_settings.hpp"
+#include "core/run_settings.hpp"
 
 namespace heatwave::cuda {
 

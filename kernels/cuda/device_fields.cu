@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "solver/dispatch.hpp"
+#include "core/dispatch.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatwave::cuda {

@@ -13,7 +13,7 @@
 #include "io/errors.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/media_step.cuh"
-#include "solver/dispatch.hpp"
+#include "core/dispatch.hpp"
 #include "solver/media.hpp"
 
 namespace heatwave::cuda {

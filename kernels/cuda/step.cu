@@ -16,7 +16,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/media_step.cuh"
 #include "kernels/cuda/pack.cuh"
-#include "solver/dispatch.hpp"
+#include "core/dispatch.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatwave::cuda {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <complex>
 
-#include "solver/equations/wave.hpp"
+#include "core/equations/wave.hpp"
 
 namespace heatwave {
 

@@ -11,10 +11,10 @@
 #include <string_view>
 #include <tuple>
 
-#include "solver/dispatch.hpp"
-#include "solver/equations/damped_wave.hpp"
-#include "solver/equations/heat.hpp"
-#include "solver/equations/wave.hpp"
+#include "core/dispatch.hpp"
+#include "core/equations/damped_wave.hpp"
+#include "core/equations/heat.hpp"
+#include "core/equations/wave.hpp"
 
 namespace heatwave {
 

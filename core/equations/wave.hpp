@@ -4,7 +4,7 @@
 #include <array>
 #include <cmath>
 
-#include "solver/equations/equation.hpp"
+#include "core/equations/equation.hpp"
 
 namespace heatwave {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "solver/hd.hpp"
+#include "core/hd.hpp"
 
 namespace heatwave {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "solver/numerics.hpp"
+#include "core/numerics.hpp"
 
 namespace heatwave {
 
