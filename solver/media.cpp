@@ -12,6 +12,7 @@
 
 #include "io/errors.hpp"
 #include "io/hdf5.hpp"
+#include "core/equations/equations.hpp"
 
 namespace heatwave {
 
@@ -140,20 +141,17 @@ std::vector<double> sample_file(const Problem& p, const std::string& path, const
   return field;
 }
 
-// Calls f(storage index, sample point's global index) at every storage point.
-template <int D, class F>
-void for_each_storage_point(const Problem& p, const LocalDomain<D>& domain, F&& f) {
-  const Box<D> storage = domain.layout.storage_box();
-  Index<D> i;
-  long g[max_dims] = {0, 0, 0};
-  for (long k = 0; k < storage.size(); ++k) {
-    long rest = k;
-    for (int a = 0; a < D; ++a) {
-      i[a] = storage.lo[a] + rest % storage.extent(a);
-      rest /= storage.extent(a);
-      g[a] = sample_index(i[a] + domain.offset[a], p.points[a], p.periodic[a]);
-    }
-    f(i, g);
+// Calls each(k) for every point of a source's product of index lists, x fastest.
+template <int D, class Real, class F>
+void for_each_product(const SourceTerm<D, Real>& term, F&& each) {
+  std::array<std::size_t, D> k{};
+  for (int a = 0; a < D; ++a)
+    if (term.index[a].empty()) return;
+  for (;;) {
+    each(k);
+    int a = 0;
+    while (a < D && ++k[a] == term.index[a].size()) k[a++] = 0;
+    if (a == D) return;
   }
 }
 
@@ -205,81 +203,6 @@ void check_source_file(const std::string& config, std::size_t index, const Sourc
   });
 }
 
-template <int D>
-std::vector<double> medium_field(const Problem& p, const std::string& key, const LocalDomain<D>& domain) {
-  const auto it = p.material.find(key);
-  std::vector<double> field(domain.layout.storage_size(), std::numeric_limits<double>::quiet_NaN());
-  if (it == p.material.end()) {
-    const double value = p.coefficients.get(key);
-    for_each_storage_point(p, domain, [&](const Index<D>& i, const long*) { field[domain.layout.offset(i)] = value; });
-    return field;
-  }
-  const Medium& m = it->second;
-  switch (m.type) {
-    case MediumType::constant:
-      for_each_storage_point(p, domain,
-                             [&](const Index<D>& i, const long*) { field[domain.layout.offset(i)] = m.value; });
-      break;
-    case MediumType::layers:
-      for_each_storage_point(p, domain, [&](const Index<D>& i, const long* g) {
-        const double x = static_cast<double>(g[m.axis]) * p.spacing[m.axis];
-        // The layer holding x: past every interface at or below it.
-        const auto layer = std::upper_bound(m.interfaces.begin(), m.interfaces.end(), x) - m.interfaces.begin();
-        field[domain.layout.offset(i)] = m.values[static_cast<std::size_t>(layer)];
-      });
-      break;
-    case MediumType::file:
-      field = sample_file(p, m.path, m.dataset, domain);
-      break;
-  }
-  if (key == "gamma" && has_absorbing_faces(p))
-    for_each_storage_point(
-        p, domain, [&](const Index<D>& i, const long* g) { field[domain.layout.offset(i)] += absorbing_gamma(p, g); });
-  return field;
-}
-
-template <int D>
-std::vector<double> source_field(const Problem& p, const Source& s, const LocalDomain<D>& domain) {
-  std::vector<double> field(domain.layout.storage_size(), std::numeric_limits<double>::quiet_NaN());
-  switch (s.type) {
-    case SourceType::field:
-      return sample_file(p, s.path, s.dataset, domain);
-    case SourceType::gaussian:
-      for_each_storage_point(p, domain, [&](const Index<D>& i, const long* g) {
-        double r2 = 0;
-        for (int a = 0; a < D; ++a) {
-          const double d = static_cast<double>(g[a]) * p.spacing[a] - s.center[a];
-          r2 += d * d;
-        }
-        field[domain.layout.offset(i)] = s.amplitude * std::exp(-r2 / (2 * s.width * s.width));
-      });
-      return field;
-    case SourceType::point:
-      break;
-  }
-  // A point source: per axis the two grid points around the position and
-  // their linear weights.
-  const PositionWeights around = position_weights(p, s.center);
-  double volume = 1;
-  for (int a = 0; a < D; ++a) volume *= p.spacing[a];
-  for_each_storage_point(p, domain, [&](const Index<D>& i, const long* g) {
-    // Only a point's own index counts, not a mirror image: a ghost point is not the point.
-    double weight = 1;
-    for (int a = 0; a < D && weight != 0; ++a) {
-      const long own = i[a] + domain.offset[a];
-      const long global = p.periodic[a] ? sample_index(own, p.points[a], true) : own;
-      double w = 0;
-      for (const auto& [index, share] : around[a])
-        if (global == index && global == g[a]) w += share;
-      // The trapezoid weight of a non-periodic boundary point is 1/2.
-      if (!p.periodic[a] && (global == 0 || global == p.points[a] - 1)) w *= 2;
-      weight *= w;
-    }
-    field[domain.layout.offset(i)] = s.amplitude * weight / volume;
-  });
-  return field;
-}
-
 bool has_absorbing_faces(const Problem& p) {
   for (int a = 0; a < p.dims; ++a)
     if (p.faces[a][0].absorbing > 0 || p.faces[a][1].absorbing > 0) return true;
@@ -296,19 +219,6 @@ double absorbing_gamma_max(const Problem& p, int axis, int side) {
   return 12 * p.coefficients.get("c") / (width * p.spacing[axis]);
 }
 
-double absorbing_gamma(const Problem& p, const long* g) {
-  double gamma = 0;
-  for (int a = 0; a < p.dims; ++a)
-    for (int side = 0; side < 2; ++side) {
-      const int width = p.faces[a][side].absorbing;
-      const long from_wall = side == 0 ? g[a] : p.points[a] - 1 - g[a];
-      if (width == 0 || from_wall >= width) continue;
-      const double depth =
-          static_cast<double>(width - from_wall) / width;  // 1 at the wall, 0 at the layer's inner edge
-      gamma += absorbing_gamma_max(p, a, side) * depth * depth;
-    }
-  return gamma;
-}
 
 PositionWeights position_weights(const Problem& p, const std::array<double, max_dims>& x) {
   PositionWeights around{};
@@ -343,10 +253,230 @@ double time_factor(const TimeFunction& f, double t) {
   return 0;
 }
 
-#define HW_MEDIA(D)                                                                                     \
-  template std::vector<double> medium_field(const Problem&, const std::string&, const LocalDomain<D>&); \
-  template std::vector<double> source_field(const Problem&, const Source&, const LocalDomain<D>&);
-HW_MEDIA(2)
-HW_MEDIA(3)
+namespace {
+
+// A layer medium's value at global index g along its axis: the layer holding
+// x = g h (past every interface at or below it).
+double layer_value(const Problem& p, const Medium& m, long g) {
+  const double x = static_cast<double>(g) * p.spacing[m.axis];
+  const auto layer = std::upper_bound(m.interfaces.begin(), m.interfaces.end(), x) - m.interfaces.begin();
+  return m.values[static_cast<std::size_t>(layer)];
+}
+
+// The absorbing faces' gamma along one axis at global index g: each face's
+// profile gamma_max (d/w)^2 within its layer, summed low face first.
+double absorbing_profile(const Problem& p, int a, long g) {
+  double gamma = 0;
+  for (int side = 0; side < 2; ++side) {
+    const int width = p.faces[a][side].absorbing;
+    const long from_wall = side == 0 ? g : p.points[a] - 1 - g;
+    if (width == 0 || from_wall >= width) continue;
+    const double depth = static_cast<double>(width - from_wall) / width;  // 1 at the wall, 0 at the layer's inner edge
+    gamma += absorbing_gamma_max(p, a, side) * depth * depth;
+  }
+  return gamma;
+}
+
+// The global index a storage index samples along an axis (mirror or periodic image past a face).
+template <int D>
+long sampled(const Problem& p, const LocalDomain<D>& domain, int a, long i) {
+  return sample_index(i + domain.offset[a], p.points[a], p.periodic[a]);
+}
+
+// A table along axis a over the storage box: f(global index sampled there).
+template <int D, class F>
+std::vector<double> axis_table(const Problem& p, const LocalDomain<D>& domain, int a, F&& f) {
+  const Box<D> storage = domain.layout.storage_box();
+  std::vector<double> table;
+  for (long i = storage.lo[a]; i < storage.hi[a]; ++i) table.push_back(f(sampled(p, domain, a, i)));
+  return table;
+}
+
+// A file's field (layout order) in the working precision.
+template <class Real, int D>
+std::vector<Real> file_field(const Problem& p, const std::string& path, const std::string& dataset,
+                             const LocalDomain<D>& domain) {
+  const std::vector<double> values = sample_file(p, path, dataset, domain);
+  return std::vector<Real>(values.begin(), values.end());
+}
+
+double central_weight(int radius, int j) {
+  return radius == 1 ? CentralDifference<1>::weight[j] : CentralDifference<2>::weight[j];
+}
+
+// A point source on a rank: along each axis the storage indices that are the
+// grid points around its position (a point's own index or, on a periodic
+// axis, its image; never a mirror ghost) with their linear weights, doubled
+// on a non-periodic boundary point (its trapezoid weight is 1/2); q is the
+// amplitude times the weights' product over the cell volume, so that the
+// trapezoid integral of q is the amplitude.
+template <int D, class Real>
+SourceTerm<D, Real> point_source(const Problem& p, const Source& s, const LocalDomain<D>& domain) {
+  SourceTerm<D, Real> term;
+  term.time = s.time;
+  const PositionWeights around = position_weights(p, s.center);
+  const Box<D> storage = domain.layout.storage_box();
+  std::array<std::vector<double>, D> weights;
+  for (int a = 0; a < D; ++a)
+    for (long i = storage.lo[a]; i < storage.hi[a]; ++i) {
+      const long own = i + domain.offset[a];
+      const long global = p.periodic[a] ? sample_index(own, p.points[a], true) : own;
+      if (global != sampled(p, domain, a, i)) continue;  // a mirror ghost is not the point
+      double w = 0;
+      for (const auto& [index, share] : around[a])
+        if (global == index) w += share;
+      if (!p.periodic[a] && (global == 0 || global == p.points[a] - 1)) w *= 2;
+      if (w != 0) term.index[a].push_back(i), weights[a].push_back(w);
+    }
+  double volume = 1;
+  for (int a = 0; a < D; ++a) volume *= p.spacing[a];
+  for_each_product(term, [&](const std::array<std::size_t, D>& k) {
+    double weight = 1;
+    for (int a = 0; a < D; ++a) weight *= weights[a][k[a]];
+    term.q.push_back(static_cast<Real>(s.amplitude * weight / volume));
+  });
+  return term;
+}
+
+// A gaussian amplitude exp(-r^2 / (2 width^2)) over the box where it is at
+// least 2^-60 of its peak along every axis; 0 past it.
+template <int D, class Real>
+SourceTerm<D, Real> gaussian_source(const Problem& p, const Source& s, const LocalDomain<D>& domain) {
+  SourceTerm<D, Real> term;
+  term.time = s.time;
+  const double reach2 = 2 * s.width * s.width * 60 * std::log(2.0);
+  const Box<D> storage = domain.layout.storage_box();
+  std::array<std::vector<double>, D> d2;  // (x_a - center_a)^2 at each index kept
+  for (int a = 0; a < D; ++a)
+    for (long i = storage.lo[a]; i < storage.hi[a]; ++i) {
+      const double d = static_cast<double>(sampled(p, domain, a, i)) * p.spacing[a] - s.center[a];
+      if (d * d <= reach2) term.index[a].push_back(i), d2[a].push_back(d * d);
+    }
+  for_each_product(term, [&](const std::array<std::size_t, D>& k) {
+    double r2 = 0;
+    for (int a = 0; a < D; ++a) r2 += d2[a][k[a]];
+    term.q.push_back(static_cast<Real>(s.amplitude * std::exp(-r2 / (2 * s.width * s.width))));
+  });
+  return term;
+}
+
+// A field source: every storage point, its file's values.
+template <int D, class Real>
+SourceTerm<D, Real> field_source(const Problem& p, const Source& s, const LocalDomain<D>& domain) {
+  SourceTerm<D, Real> term;
+  term.time = s.time;
+  const Box<D> storage = domain.layout.storage_box();
+  for (int a = 0; a < D; ++a)
+    for (long i = storage.lo[a]; i < storage.hi[a]; ++i) term.index[a].push_back(i);
+  const std::vector<double> values = sample_file(p, s.path, s.dataset, domain);
+  term.q.reserve(static_cast<std::size_t>(storage.size()));
+  for_each_product(term, [&](const std::array<std::size_t, D>& k) {
+    Index<D> i;
+    for (int a = 0; a < D; ++a) i[a] = term.index[a][k[a]];
+    term.q.push_back(static_cast<Real>(values[domain.layout.offset(i)]));
+  });
+  return term;
+}
+
+}  // namespace
+
+template <int D, class Real, class Eq>
+Media<D, Real, Eq> Media<D, Real, Eq>::make(const Problem& p, const LocalDomain<D>& domain) {
+  Media m;
+  m.radius = p.radius;
+  m.dt = p.dt;
+  m.uniform = Update::make(uniform_coefficients<Eq>(p), p.dt);
+  const Box<D> storage = domain.layout.storage_box();
+  for (int a = 0; a < D; ++a) m.lo[a] = storage.lo[a];
+  const Coefficients uniform = uniform_coefficients<Eq>(p);
+  for (int n = 0; n < count; ++n) {
+    const char* key = Eq::coefficients[n].key;
+    Coefficient& c = m.coefficients[n];
+    c.base = uniform.get(key);
+    const auto it = p.material.find(key);
+    if (it == p.material.end()) continue;
+    const Medium& medium = it->second;
+    if (Eq::flux_coefficient && std::string_view(key) == Eq::flux_coefficient) {
+      // The heat's alpha: the pair coefficients K, from a file's alpha a point or a table.
+      m.flux = true;
+      if (medium.type == MediumType::file) {
+        m.flux_alpha = file_field<Real>(p, medium.path, medium.dataset, domain);
+        continue;
+      }
+      m.flux_axis = medium.type == MediumType::layers ? medium.axis : 0;
+      const std::vector<double> alpha = axis_table(p, domain, m.flux_axis, [&](long g) {
+        return medium.type == MediumType::layers ? layer_value(p, medium, g) : medium.value;
+      });
+      for (int a = 0; a < D; ++a)
+        for (int j = 1; j <= p.radius; ++j) {
+          const Real w = static_cast<Real>(central_weight(p.radius, j) / (p.spacing[a] * p.spacing[a]));
+          const std::size_t step = a == m.flux_axis ? static_cast<std::size_t>(j) : 0;
+          std::vector<Real> table(alpha.size(), std::numeric_limits<Real>::quiet_NaN());
+          for (std::size_t i = 0; i + step < alpha.size(); ++i)
+            table[i] = w * harmonic_mean(static_cast<Real>(alpha[i]), static_cast<Real>(alpha[i + step]));
+          m.flux_tables.push_back(std::move(table));
+        }
+      continue;
+    }
+    m.pointwise = true;
+    switch (medium.type) {
+      case MediumType::constant:
+        c.base = medium.value;
+        break;
+      case MediumType::layers:
+        c.axis = medium.axis;
+        c.layer = axis_table(p, domain, medium.axis, [&](long g) { return layer_value(p, medium, g); });
+        break;
+      case MediumType::file:
+        c.field = file_field<Real>(p, medium.path, medium.dataset, domain);
+        break;
+    }
+    if (std::string_view(key) == "gamma" && has_absorbing_faces(p))
+      for (int a = 0; a < D; ++a)
+        if (p.faces[a][0].absorbing > 0 || p.faces[a][1].absorbing > 0)
+          c.profile[a] = axis_table(p, domain, a, [&](long g) { return absorbing_profile(p, a, g); });
+    if constexpr (Eq::has_energy)
+      if (std::string_view(key) == "c") m.c_index = n, m.c_max = p.coefficients.get("c");
+  }
+  for (const Source& source : p.sources) {
+    switch (source.type) {
+      case SourceType::point:
+        m.sources.push_back(point_source<D, Real>(p, source, domain));
+        break;
+      case SourceType::gaussian:
+        m.sources.push_back(gaussian_source<D, Real>(p, source, domain));
+        break;
+      case SourceType::field:
+        m.sources.push_back(field_source<D, Real>(p, source, domain));
+        break;
+    }
+  }
+  return m;
+}
+
+template <int D, class Real, class Eq>
+std::size_t Media<D, Real, Eq>::bytes() const {
+  std::size_t n = 0;
+  for (const Coefficient& c : coefficients) {
+    n += c.layer.size() * sizeof(double) + c.field.size() * sizeof(Real);
+    for (const auto& profile : c.profile) n += profile.size() * sizeof(double);
+  }
+  n += flux_alpha.size() * sizeof(Real);
+  for (const auto& table : flux_tables) n += table.size() * sizeof(Real);
+  for (const auto& s : sources) {
+    n += s.q.size() * sizeof(Real);
+    for (const auto& index : s.index) n += index.size() * sizeof(long);
+  }
+  return n;
+}
+
+#define HW_MEDIA(D, Real)                  \
+  template struct Media<D, Real, Heat>;    \
+  template struct Media<D, Real, Wave>;    \
+  template struct Media<D, Real, DampedWave>;
+HW_MEDIA(2, float)
+HW_MEDIA(2, double)
+HW_MEDIA(3, float)
+HW_MEDIA(3, double)
 
 }  // namespace heatwave

@@ -1,9 +1,10 @@
 #pragma once
-// Media and sources on a rank's grid: the coefficient fields of `material:`
-// and the spatial parts of `sources:`, sampled at every point of the rank's
-// storage box (its ghosts and halos too) from their global definition. Every
-// rank and every backend sees the same values at the same global point, so
-// nothing about them is exchanged (docs/design.md, "Media and sources").
+// Media and sources on a rank's grid: the coefficients of `material:` and
+// the spatial parts of `sources:`, on the rank's storage box (its ghosts and
+// halos too) from their global definition, in the forms the config gives
+// them. Every rank and every backend sees the same values at the same global
+// point, so nothing about them is exchanged (docs/design.md, "Media and
+// sources").
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/hd.hpp"
 #include "solver/domain.hpp"
 #include "solver/problem.hpp"
 #include "solver/stencil.hpp"
@@ -37,27 +39,13 @@ void check_source_file(const std::string& config, std::size_t index, const Sourc
 // reflection about the boundary point), or its periodic image.
 long sample_index(long g, long n, bool periodic);
 
-// A coefficient's value at every storage point of the domain (layout order;
-// NaN in the padding outside the storage box). Its constant where the
-// coefficient is not in the problem's material.
-template <int D>
-std::vector<double> medium_field(const Problem& problem, const std::string& key, const LocalDomain<D>& domain);
-
-// The spatial part q(x) of a source at every storage point (layout order).
-// A point source spreads its amplitude over the 2^D grid points around its
-// position with multilinear weights, divided by the cell volume and the
-// point's trapezoid weight: the trapezoid integral of q is the amplitude.
-template <int D>
-std::vector<double> source_field(const Problem& problem, const Source& source, const LocalDomain<D>& domain);
-
 // Absorbing faces (BoundaryFace::absorbing): the damped wave's gamma grows
 // into each layer as gamma_max (d/w)^2, d the points from the layer's inner
 // edge, w its width, with gamma_max = 12 c / (w h) (docs/design.md has the
-// sweep that chose it). absorbing_gamma is the sum over the faces at global
-// point g (indices along each axis).
+// sweep that chose it): a profile along each axis (Media's tables), summed
+// over the axes at a point.
 bool has_absorbing_faces(const Problem& p);
 double absorbing_gamma_max(const Problem& p, int axis, int side);
-double absorbing_gamma(const Problem& p, const long* g);
 
 // The grid points around a position along each axis and their linear
 // weights ([a][0]: the point at or below it, weight 1 - f; [a][1]: the next
@@ -72,26 +60,27 @@ double time_factor(const TimeFunction& f, double t);
 
 // The harmonic mean 2ab/(a+b): the coefficient of the flux between two grid
 // points in the heat equation's div(alpha grad u) (exact for a layer
-// interface midway between them).
-inline double harmonic_mean(double a, double b) {
+// interface midway between them), in the working precision.
+template <class T>
+HW_HD T harmonic_mean(T a, T b) {
 #ifdef HEATWAVE_TEST_ARITHMETIC_MEAN
   // Test-only (tests/CMakeLists.txt builds heatwave_arithmetic_mean with it):
   // the wrong face rule, which the layered manufactured cases must catch.
   return (a + b) / 2;
 #else
-  return 2 * a * b / (a + b);
+  return T(2) * a * b / (a + b);
 #endif
 }
 
 // Whether the equation's flux coefficient (the heat's alpha) varies in space:
-// then the operator is the flux form over its pair fields.
+// then the operator is the flux form over its pair coefficients.
 template <class Eq>
 bool flux_varies(const Problem& p) {
   return Eq::flux_coefficient && p.material.count(Eq::flux_coefficient) > 0;
 }
 
 // The coefficients of the update that goes with the flux form: the flux
-// coefficient, where it varies, is in the pair fields (set to 1 here).
+// coefficient, where it varies, is in the pair coefficients (set to 1 here).
 template <class Eq>
 Coefficients uniform_coefficients(const Problem& p) {
   Coefficients uniform = p.coefficients;
@@ -108,97 +97,221 @@ std::vector<Real> source_factors(const std::vector<TimeFunction>& times, double 
   return f;
 }
 
-// What a backend computes with when coefficients vary or sources are given,
-// in the working precision and the field's layout; the backends that run on
-// a device copy these there. Built from the problem's global definition.
-template <int D, class Real, class Eq>
-struct MediaFields {
-  using Update = typename Eq::template Update<Real>;
-  int radius = 1;
-  // The flux coefficient's pair fields K_aj (solver/stencil.hpp), [a * radius + j - 1];
-  // empty where the equation's flux coefficient does not vary.
-  std::vector<std::vector<Real>> pairs;
-  // The update at each point (the other varying coefficients); empty where none varies.
-  std::vector<Update> updates;
-  // The update where no coefficient varies point by point (the flux coefficient set to 1).
-  Update uniform{};
-  // Wave energy with c varying: the kinetic term's weight (c_max/c)^2 a point.
-  std::vector<double> kinetic_weight;
-  // Each source's spatial part, in config order, and its time function.
-  std::vector<std::vector<Real>> sources;
-  std::vector<TimeFunction> times;
+// ---------------------------------------------------------------------------
+// Media and sources as the config defines them (docs/design.md, "Media and
+// sources"). Nothing is a dense array unless it was read from a file: a
+// constant is a value, layers a table along their axis, an absorbing face a
+// profile along its axis, a point source its 2^D weights. The views below are
+// plain structs of values and pointers, evaluated by the host loops and the
+// CUDA kernels alike (the same expression, so the same bits).
 
-  bool flux_form() const { return !pairs.empty(); }
-  // f(t) of every source at time t, in the working precision.
-  std::vector<Real> factors(double t) const { return source_factors<Real>(times, t); }
+// A coefficient's value at a storage point: its medium (a constant, a layer
+// table indexed along the layers' axis, or a file's field, one value a point
+// in the working precision), plus for gamma with absorbing faces each axis'
+// profile, summed in axis order.
+template <class Real>
+struct CoefficientView {
+  double base = 0;
+  int axis = 0;                           // the layer table's axis
+  const double* layer = nullptr;          // [i[axis] - lo[axis]]
+  const Real* field = nullptr;            // [layout offset]
+  const double* profile[max_dims] = {};   // absorbing: [i[a] - lo[a]], or null
+  long lo[max_dims] = {0, 0, 0};          // the storage box's low corner: the tables' origin
 
-  static MediaFields make(const Problem& p, const LocalDomain<D>& domain) {
-    MediaFields m;
-    m.radius = p.radius;
-    const std::size_t n = domain.layout.storage_size();
-    const Coefficients uniform = uniform_coefficients<Eq>(p);
-    const auto varies = [&](const char* key) { return key && p.material.count(key) > 0; };
-    if (flux_varies<Eq>(p)) {
-      const std::vector<double> k = medium_field(p, Eq::flux_coefficient, domain);
-      const auto strides = domain.layout.strides();
-      for (int a = 0; a < D; ++a)
-        for (int j = 1; j <= p.radius; ++j) {
-          const double w = (p.radius == 1 ? CentralDifference<1>::weight[j] : CentralDifference<2>::weight[j]) /
-                           (p.spacing[a] * p.spacing[a]);
-          std::vector<Real> pair(n, std::numeric_limits<Real>::quiet_NaN());
-          const long s = j * strides[a];
-          for (std::size_t q = 0; q + s < n; ++q)
-            if (!std::isnan(k[q]) && !std::isnan(k[q + s]))
-              pair[q] = static_cast<Real>(w * harmonic_mean(k[q], k[q + s]));
-          m.pairs.push_back(std::move(pair));
-        }
+  HW_HD bool varies() const { return layer || field || profile[0] || profile[1] || profile[2]; }
+  template <std::size_t D>
+  HW_HD double at(long p, const std::array<long, D>& i) const {
+    double v = field ? static_cast<double>(field[p]) : layer ? layer[i[axis] - lo[axis]] : base;
+    if (profile[0] || profile[1] || profile[2]) {
+      double sum = 0;
+      for (std::size_t a = 0; a < D; ++a)
+        if (profile[a]) sum += profile[a][i[a] - lo[a]];
+      v += sum;
     }
-    m.uniform = Update::make(uniform, p.dt);
-    std::vector<std::pair<const char*, std::vector<double>>> pointwise;
-    for (const CoefficientSpec& spec : Eq::coefficients)
-      if (varies(spec.key) && spec.key != std::string_view(Eq::flux_coefficient ? Eq::flux_coefficient : ""))
-        pointwise.emplace_back(spec.key, medium_field(p, spec.key, domain));
-    if (!pointwise.empty()) {
-      // Neighbouring points mostly share their values (layers): make an
-      // update only where they change.
-      m.updates.assign(n, m.uniform);
-      Coefficients here = uniform;
-      std::vector<double> last(pointwise.size(), std::numeric_limits<double>::quiet_NaN());
-      Update made = m.uniform;
-      for (std::size_t q = 0; q < n; ++q) {
-        bool inside = true, same = true;
-        for (std::size_t k = 0; k < pointwise.size(); ++k) {
-          const double v = pointwise[k].second[q];
-          inside = inside && !std::isnan(v), same = same && v == last[k];
-        }
-        if (!inside) continue;  // padding outside the storage box
-        if (!same) {
-          for (std::size_t k = 0; k < pointwise.size(); ++k)
-            here.set(pointwise[k].first, last[k] = pointwise[k].second[q]);
-          made = Update::make(here, p.dt);
-        }
-        m.updates[q] = made;
-      }
-    }
-    if constexpr (Eq::has_energy) {
-      if (varies("c")) {
-        const auto entry = std::find_if(pointwise.begin(), pointwise.end(),
-                                        [](const auto& e) { return std::string_view(e.first) == "c"; });
-        const std::vector<double> flux_c =
-            entry == pointwise.end() ? medium_field(p, "c", domain) : std::vector<double>{};
-        const std::vector<double>& c = entry == pointwise.end() ? flux_c : entry->second;
-        const double c_max = p.coefficients.get("c");
-        m.kinetic_weight.resize(n);
-        for (std::size_t q = 0; q < n; ++q) m.kinetic_weight[q] = (c_max * c_max) / (c[q] * c[q]);
-      }
-    }
-    for (const Source& source : p.sources) {
-      const std::vector<double> q = source_field(p, source, domain);
-      m.sources.emplace_back(q.begin(), q.end());
-      m.times.push_back(source.time);
-    }
-    return m;
+    return v;
   }
+};
+
+// The equation's update at a point, built from its coefficients there
+// (Eq::Update::at, in double, as Update::make builds the uniform one).
+template <int D, class Real, class Eq>
+struct PointUpdates {
+  using Update = typename Eq::template Update<Real>;
+  static constexpr int count = static_cast<int>(Eq::coefficients.size());
+  CoefficientView<Real> k[count];  // Eq::coefficients' order
+  Update uniform{};
+  double dt = 0;
+  bool varies = false;  // a coefficient other than the flux one varies point by point
+
+  HW_HD Update at(long p, const Index<D>& i) const {
+    if (!varies) return uniform;
+    double v[count];
+    for (int n = 0; n < count; ++n) v[n] = k[n].at(p, i);
+    return Update::at(v, dt);
+  }
+};
+
+// The wave energy's kinetic weight (c_max / c)^2 at a point where c varies (1 elsewhere).
+template <class Real>
+struct KineticWeight {
+  CoefficientView<Real> c;
+  double c_max = 0;
+  bool varies = false;
+  template <std::size_t D>
+  HW_HD double at(long p, const std::array<long, D>& i) const {
+    if (!varies) return 1.0;
+    const double v = c.at(p, i);
+    return (c_max * c_max) / (v * v);
+  }
+};
+
+// The heat's flux form where alpha varies: div(alpha grad u) =
+//   sum over axes a, offsets j of  K_aj(p) (u_{p+j} - u_p) + K_aj(p-j) (u_{p-j} - u_p)
+// with the pair coefficient K_aj(p) = c_j/h_a^2 harmonic_mean(alpha_p, alpha_{p+j e_a})
+// for the pair from p to p + j e_a. A pair's flux enters its two points with
+// opposite signs, so the operator is symmetric and sums to zero over the grid
+// with zero-flux or periodic faces (the mean changes only by the sources);
+// radius 2 combines j = 1 and 2 with the 4th-order weights, which cancels
+// their h^2 errors. K comes from alpha where it is used: from a file's alpha
+// a point, or, for alpha constant or in layers, from a table of K by the
+// index along the layers' axis (K depends on nothing else).
+template <int D, int R, class Real>
+struct FluxPairs {
+  const Real* alpha = nullptr;      // a file's alpha [layout offset]; else the tables
+  const Real* table[D][R] = {};     // K_aj [along - lo], along = the index along `axis`
+  int axis = 0;
+  long lo = 0;
+  Real w[D][R] = {};                // c_j / h_a^2
+  long stride[D] = {};
+
+  // K_aj of the pair from p (index `along` along the layers' axis) to p + j e_a.
+  HW_HD Real pair(int a, int j, long p, long along) const {
+    return alpha ? w[a][j - 1] * harmonic_mean(alpha[p], alpha[p + j * stride[a]]) : table[a][j - 1][along - lo];
+  }
+  // div(alpha grad u) at p: axes in order, then j, the +j pair before the -j one.
+  HW_HD Real operator()(const Real* u, long p, long along) const {
+    const Real centre = u[p];
+    Real sum = 0;
+    HW_UNROLL
+    for (int a = 0; a < D; ++a) {
+      HW_UNROLL
+      for (int j = 1; j <= R; ++j) {
+        const long s = j * stride[a];
+        sum = fused(pair(a, j, p, along), u[p + s] - centre, sum);
+        sum = fused(pair(a, j, p - s, a == axis ? along - j : along), u[p - s] - centre, sum);
+      }
+    }
+    return sum;
+  }
+};
+
+// A source on a rank: the storage points it touches, as a product of index
+// lists along the axes (a point source: the 2^D points around it and their
+// periodic images; a gaussian: the box where exp(-r^2/2w^2) >= 2^-60; a
+// field: every storage point), and q there in the working precision, over
+// the product with x fastest. Added after the step with f(t_n), as
+// Update::force at the point: one source after another, in config order.
+template <int D, class Real>
+struct SourceTerm {
+  TimeFunction time;
+  std::array<std::vector<long>, D> index;
+  std::vector<Real> q;
+  std::size_t points() const { return q.size(); }
+};
+template <int D, class Real>
+struct SourceView {
+  const long* index[D] = {};
+  long count[D] = {};
+  const Real* q = nullptr;
+};
+
+// What a backend computes with where coefficients vary or sources are given
+// (rank-local, host memory; the GPU backends copy the vectors and take views
+// of the copies). Built from the problem's global definition.
+template <int D, class Real, class Eq>
+struct Media {
+  using Update = typename Eq::template Update<Real>;
+  static constexpr int count = static_cast<int>(Eq::coefficients.size());
+  struct Coefficient {
+    double base = 0;
+    int axis = 0;
+    std::vector<double> layer;
+    std::vector<Real> field;
+    std::array<std::vector<double>, D> profile;
+  };
+  std::array<Coefficient, count> coefficients;
+  bool pointwise = false;  // a coefficient other than the flux one varies
+  Update uniform{};
+  double dt = 0;
+  double c_max = 0;      // the wave energy's kinetic weight is (c_max / c)^2 where c varies
+  int c_index = -1;      // c's place in the coefficients (wave equations), where c varies
+  // The heat's flux form: a file's alpha a point, or the K tables along `flux_axis`.
+  bool flux = false;
+  std::vector<Real> flux_alpha;
+  std::vector<std::vector<Real>> flux_tables;  // [a * radius + j - 1]
+  int flux_axis = 0;
+  int radius = 1;
+  std::array<long, max_dims> lo{0, 0, 0};
+  std::vector<SourceTerm<D, Real>> sources;
+
+  static Media make(const Problem& p, const LocalDomain<D>& domain);
+
+  bool flux_form() const { return flux; }
+  // Views whose pointers `place` gives for each vector: its data() on the
+  // host, a device copy's on a GPU.
+  template <class Place>
+  CoefficientView<Real> coefficient(int n, Place&& place) const {
+    const Coefficient& c = coefficients[n];
+    CoefficientView<Real> v;
+    v.base = c.base, v.axis = c.axis;
+    if (!c.layer.empty()) v.layer = place(c.layer);
+    if (!c.field.empty()) v.field = place(c.field);
+    for (int a = 0; a < D; ++a)
+      if (!c.profile[a].empty()) v.profile[a] = place(c.profile[a]);
+    for (int a = 0; a < D; ++a) v.lo[a] = lo[a];
+    return v;
+  }
+  template <class Place>
+  PointUpdates<D, Real, Eq> updates(Place&& place) const {
+    PointUpdates<D, Real, Eq> u;
+    for (int n = 0; n < count; ++n) u.k[n] = coefficient(n, place);
+    u.uniform = uniform, u.dt = dt, u.varies = pointwise;
+    return u;
+  }
+  template <int R, class Place>
+  FluxPairs<D, R, Real> pairs(const std::array<double, 3>& spacing, const Index<D>& strides, Place&& place) const {
+    FluxPairs<D, R, Real> f;
+    if (!flux_alpha.empty()) f.alpha = place(flux_alpha);
+    for (int a = 0; a < D; ++a) {
+      f.stride[a] = strides[a];
+      for (int j = 1; j <= R; ++j) {
+        f.w[a][j - 1] = static_cast<Real>(CentralDifference<R>::weight[j] / (spacing[a] * spacing[a]));
+        if (!flux_tables.empty()) f.table[a][j - 1] = place(flux_tables[a * R + j - 1]);
+      }
+    }
+    f.axis = flux_axis, f.lo = lo[flux_axis];
+    return f;
+  }
+  template <class Place>
+  KineticWeight<Real> kinetic_weight(Place&& place) const {
+    KineticWeight<Real> w;
+    if (c_index >= 0) w.c = coefficient(c_index, place), w.c_max = c_max, w.varies = true;
+    return w;
+  }
+  template <class Place>
+  SourceView<D, Real> source(std::size_t t, Place&& place) const {
+    SourceView<D, Real> v;
+    for (int a = 0; a < D; ++a) v.index[a] = place(sources[t].index[a]), v.count[a] = static_cast<long>(sources[t].index[a].size());
+    v.q = place(sources[t].q);
+    return v;
+  }
+  std::vector<TimeFunction> times() const {
+    std::vector<TimeFunction> out;
+    for (const auto& s : sources) out.push_back(s.time);
+    return out;
+  }
+  // Host bytes this holds (the memory check's count).
+  std::size_t bytes() const;
 };
 
 }  // namespace heatwave

@@ -77,33 +77,4 @@ struct LaplacianWeights {
   }
 };
 
-// div(k grad u) in flux form, for a coefficient k that varies in space:
-//   sum over axes a, offsets j of  K_aj(p) (u_{p+j} - u_p) + K_aj(p-j) (u_{p-j} - u_p)
-// where the pair field K_aj(p) = c_j/h_a^2 harmonic_mean(k_p, k_{p+j e_a})
-// (solver/media.hpp) is stored at the lower point of each pair. A pair's
-// flux enters its two points with opposite signs, so the operator is
-// symmetric and sums to zero over the grid with zero-flux or periodic faces
-// (the mean changes only by the sources); radius 2 combines the pairs j = 1
-// and 2 with the 4th-order weights, which cancels their h^2 errors.
-template <int D, int R, class Real>
-struct FluxDivergence {
-  const Real* pair[D][R];  // pair[a][j - 1]: K_aj in the field's layout
-  long stride[D];
-
-  HW_HD Real operator()(const Real* u, long p) const {
-    const Real centre = u[p];
-    Real sum = 0;
-    HW_UNROLL
-    for (int a = 0; a < D; ++a) {
-      HW_UNROLL
-      for (int j = 1; j <= R; ++j) {
-        const long s = j * stride[a];
-        sum = fused(pair[a][j - 1][p], u[p + s] - centre, sum);
-        sum = fused(pair[a][j - 1][p - s], u[p - s] - centre, sum);
-      }
-    }
-    return sum;
-  }
-};
-
 }  // namespace heatwave

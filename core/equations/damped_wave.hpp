@@ -30,8 +30,14 @@ struct DampedWave : Wave {
     Real two_u, prev, lap_weight;  // 2/(1+d), (1-d)/(1+d), (c*dt)^2/(1+d)
     Real start_v0, half_c2dt2;     // dt - gamma*dt^2/2, (c*dt)^2/2
     Real source, start_source;     // dt^2/(1+d), dt^2/2
-    static Update make(const Coefficients& k, double dt) {
-      const double c = k.get("c"), d = 0.5 * k.get("gamma") * dt;
+    // From the coefficients' values in `coefficients` order (c, gamma), at a
+    // point or for the whole grid. Undamped (gamma = 0, most points of an
+    // absorbing run) it needs no division: the same values, bit for bit.
+    HW_HD static Update at(const double* k, double dt) {
+      const double c = k[0], d = 0.5 * k[1] * dt;
+      if (d == 0)
+        return {Real(2), Real(1), static_cast<Real>(c * c * dt * dt), static_cast<Real>(dt),
+                static_cast<Real>(0.5 * c * c * dt * dt), static_cast<Real>(dt * dt), static_cast<Real>(0.5 * dt * dt)};
       return {static_cast<Real>(2 / (1 + d)),
               static_cast<Real>((1 - d) / (1 + d)),
               static_cast<Real>(c * c * dt * dt / (1 + d)),
@@ -39,6 +45,10 @@ struct DampedWave : Wave {
               static_cast<Real>(0.5 * c * c * dt * dt),
               static_cast<Real>(dt * dt / (1 + d)),
               static_cast<Real>(0.5 * dt * dt)};
+    }
+    static Update make(const Coefficients& k, double dt) {
+      const double values[2] = {k.get("c"), k.get("gamma")};
+      return at(values, dt);
     }
     HW_HD Real step(Real u, Real u_prev, Real lap) const {
       return fused(lap_weight, lap, fused(two_u, u, -prev * u_prev));

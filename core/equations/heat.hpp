@@ -33,8 +33,13 @@ struct Heat {
   template <class Real>
   struct Update {
     Real alpha_dt, dt;
+    // From the coefficients' values in `coefficients` order (here alpha), at a point or for the whole grid.
+    HW_HD static Update at(const double* k, double dt) {
+      return {static_cast<Real>(k[0] * dt), static_cast<Real>(dt)};
+    }
     static Update make(const Coefficients& k, double dt) {
-      return {static_cast<Real>(k.get("alpha") * dt), static_cast<Real>(dt)};
+      const double alpha = k.get("alpha");
+      return at(&alpha, dt);
     }
     HW_HD Real step(Real u, Real /*u_prev*/, Real lap) const { return fused(alpha_dt, lap, u); }
     HW_HD Real start(Real u, Real u_prev, Real lap) const { return step(u, u_prev, lap); }

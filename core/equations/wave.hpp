@@ -43,11 +43,16 @@ struct Wave {
   template <class Real>
   struct Update {
     Real c2dt2, half_c2dt2, dt, dt2, half_dt2;
-    static Update make(const Coefficients& k, double dt) {
-      const double c = k.get("c");
+    // From the coefficients' values in `coefficients` order (here c), at a point or for the whole grid.
+    HW_HD static Update at(const double* k, double dt) {
+      const double c = k[0];
       return {static_cast<Real>(c * c * dt * dt), static_cast<Real>(0.5 * c * c * dt * dt),
               static_cast<Real>(start_velocity_scale * dt), static_cast<Real>(dt * dt),
               static_cast<Real>(0.5 * dt * dt)};
+    }
+    static Update make(const Coefficients& k, double dt) {
+      const double c = k.get("c");
+      return at(&c, dt);
     }
     HW_HD Real step(Real u, Real u_prev, Real lap) const { return fused(c2dt2, lap, Real(2) * u - u_prev); }
     HW_HD Real start(Real u, Real v0, Real lap) const { return fused(half_c2dt2, lap, fused(dt, v0, u)); }

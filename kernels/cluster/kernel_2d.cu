@@ -77,7 +77,7 @@ __device__ __forceinline__ void shared_levels_2d(const ClusterGeometry<2>& geo, 
 // 2r pair fields K_aj, [a * R + j - 1], in the fields' layout. A launch loads
 // them with the field tile into shared planes after the two levels (they do
 // not change in time: once a launch, not once a step), and the stencil takes
-// FluxDivergence's terms in its order.
+// FluxPairs' terms in its order (solver/media.hpp).
 template <int R, class Real>
 struct FluxTiles {
   static constexpr int count = 2 * R;
@@ -193,7 +193,7 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
       }
       Real lap_value;
       if constexpr (Flux) {
-        // FluxDivergence's order: axes, then j, the +j pair before the -j one.
+        // FluxPairs' order: axes, then j, the +j pair before the -j one.
         lap_value = 0;
 #pragma unroll
         for (int j = 1; j <= R; ++j) {

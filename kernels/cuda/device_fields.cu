@@ -74,7 +74,7 @@ template <int D, int R, class Real>
 __global__ void __launch_bounds__(stats_threads)
     stats_kernel(const Real* u, const Real* prev, const LaplacianWeights<D, R, Real> lap, const LocalDomain<D> domain,
                  const Box<D> updated, const double dt, const double c2, const bool energy,
-                 const double* kinetic_weight, double* partials) {
+                 const KineticWeight<Real> kinetic_weight, double* partials) {
   const Box<D> owned = domain.layout.owned_box();
   const long n = owned.size();
   double v_min = INFINITY, v_max = -INFINITY, w_sum = 0, sum = 0, sq = 0, kin = 0, pot = 0, bad = 0;
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(stats_threads)
     w_sum += w, sum += w * v, sq += w * v * v;
     if (energy && in_updated) {
       const double du = (v - prev[p]) / dt;
-      kin += w * du * du * (kinetic_weight ? kinetic_weight[p] : 1.0);
+      kin += w * du * du * kinetic_weight.at(p, i);
       pot -= w * c2 * prev[p] * static_cast<double>(lap(u, p));
     }
   }
@@ -249,7 +249,7 @@ void DeviceFields<D, Real>::unpack(Real* field, const Box<D>& box, const Real* b
 
 template <int D, class Real>
 LocalStats DeviceFields<D, Real>::stats(const Real* u_now, const Real* u_prev, bool energy, double c2,
-                                        const double* kinetic_weight) {
+                                        const KineticWeight<Real>& kinetic_weight) {
   return with_radius(problem_.radius,
                      [&]<int R>() { return stats_radius<R>(u_now, u_prev, energy, c2, kinetic_weight); });
 }
@@ -257,7 +257,7 @@ LocalStats DeviceFields<D, Real>::stats(const Real* u_now, const Real* u_prev, b
 template <int D, class Real>
 template <int R>
 LocalStats DeviceFields<D, Real>::stats_radius(const Real* u_now, const Real* u_prev, bool energy, double c2,
-                                               const double* kinetic_weight) {
+                                               const KineticWeight<Real>& kinetic_weight) {
   const int blocks = std::max(1, std::min(grid_for(domain_.layout.owned_box().size(), stats_threads), 1024));
   partials_.reserve(static_cast<long>(blocks) * stats_slots);
   stats_kernel<D, R, Real><<<blocks, stats_threads, 0, stream_>>>(

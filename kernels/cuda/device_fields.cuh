@@ -11,6 +11,7 @@
 #include "kernels/cuda/pack.cuh"
 #include "solver/backend.hpp"
 #include "solver/initial.hpp"
+#include "solver/media.hpp"
 
 namespace heatwave::cuda {
 
@@ -44,8 +45,9 @@ class DeviceFields {
   void pack(const Real* field, const Box<D>& box, Real* buffer);
   void unpack(Real* field, const Box<D>& box, const Real* buffer);
   // Diagnostics of u (the energy terms from u_prev where `energy`); waits.
-  // kinetic_weight: the wave energy's weight a point where c varies (null: 1).
-  LocalStats stats(const Real* u, const Real* u_prev, bool energy, double c2, const double* kinetic_weight = nullptr);
+  // kinetic_weight: the wave energy's weight a point where c varies (1 elsewhere).
+  LocalStats stats(const Real* u, const Real* u_prev, bool energy, double c2,
+                   const KineticWeight<Real>& kinetic_weight = {});
 
   void synchronize() { HW_CUDA(cudaStreamSynchronize(stream_)); }
   void start_timer() { HW_CUDA(cudaEventRecord(start_, stream_)); }
@@ -58,7 +60,8 @@ class DeviceFields {
 
  private:
   template <int R>
-  LocalStats stats_radius(const Real* u, const Real* u_prev, bool energy, double c2, const double* kinetic_weight);
+  LocalStats stats_radius(const Real* u, const Real* u_prev, bool energy, double c2,
+                          const KineticWeight<Real>& kinetic_weight);
 
   Problem problem_;
   LocalDomain<D> domain_;

@@ -1,133 +1,187 @@
-// The step kernel where coefficients vary in space or sources are given.
+// The step where coefficients vary in space or sources are given.
 //
-// One thread a point, the host backend's expressions point for point
-// (HostBackend::step_box_media): the flux-form operator or the Laplacian, the
-// point's own update or the uniform one, then the sources' f(t) q(x) summed
-// in config order and added by Update::force. So the fields are bitwise the
-// host's. It reads the media fields a step from device memory: simple first,
-// not tuned (docs/performance.md gives its rate).
+// The streaming kernel of step_kernel.cuh with the operator and update as
+// the config defines them (solver/media.hpp): a wave's update built at each
+// point from its c and gamma (layer tables, absorbing profiles, a file's
+// field: PointOp), the heat's flux form with K from alpha where it is used
+// (FluxOp). Then each source, in config order, adds f(t_n) q at the points it
+// touches (a launch over its points; a point source's are 2^D). The same
+// expressions as the host backend's, so the fields are bitwise the host's.
+// Only a coefficient or source read from a file is a field on the device.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
 
-#include "io/errors.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/media_step.cuh"
-#include "core/dispatch.hpp"
-#include "solver/media.hpp"
+#include "kernels/cuda/step_kernel.cuh"
 
 namespace heatwave::cuda {
 
 namespace {
 
-// Sources a launch takes by value; more are refused when the backend is made.
-constexpr int max_sources = 16;
-
-template <int D, int R, class Real, class Eq>
-struct MediaStep {
-  using Update = typename Eq::template Update<Real>;
-  LaplacianWeights<D, R, Real> lap;
-  FluxDivergence<D, R, Real> flux;
-  bool flux_form;
-  const Update* updates;  // one a point, or null: `uniform` everywhere
-  Update uniform;
-  int sources;
-  const Real* q[max_sources];
-  Real f[max_sources];
-};
-
-template <int D, int R, class Real, class Eq>
+// One source's f(t_n) q at the points it touches inside `box`, added by the
+// point's Update::force (threads along x, blocks along y and z, strided).
+template <int D, class Real, class Eq>
 __global__ void __launch_bounds__(256)
-    media_step_kernel(const Real* __restrict__ u, Real* __restrict__ out, const MediaStep<D, R, Real, Eq> m,
-                      const Box<D> box, const Layout<D> layout, const bool start) {
-  // x from the thread, the other axes from the grid (strided past its
-  // 65535 limit): no 64-bit divisions for the index.
-  Index<D> i;
-  i[0] = box.lo[0] + blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
-  if (i[0] >= box.hi[0]) return;
-  const long z_lo = D == 3 ? box.lo[D - 1] + blockIdx.z : 0, z_hi = D == 3 ? box.hi[D - 1] : 1;
-  for (long z = z_lo; z < z_hi; z += gridDim.z)
-    for (i[1] = box.lo[1] + blockIdx.y; i[1] < box.hi[1]; i[1] += gridDim.y) {
-      if constexpr (D == 3) i[2] = z;
+    source_kernel(Real* __restrict__ out, const SourceView<D, Real> s, const PointUpdates<D, Real, Eq> updates,
+                  const Real f, const Box<D> box, const Layout<D> layout, const bool start) {
+  const long k0 = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (k0 >= s.count[0]) return;
+  const long z_count = D == 3 ? s.count[D - 1] : 1;
+  for (long k2 = D == 3 ? blockIdx.z : 0; k2 < z_count; k2 += gridDim.z)
+    for (long k1 = blockIdx.y; k1 < s.count[1]; k1 += gridDim.y) {
+      Index<D> i;
+      i[0] = s.index[0][k0], i[1] = s.index[1][k1];
+      if constexpr (D == 3) i[2] = s.index[2][k2];
+      const Real q = s.q[(k2 * s.count[1] + k1) * s.count[0] + k0];
+      bool inside = q != 0;
+      for (int a = 0; a < D; ++a) inside = inside && i[a] >= box.lo[a] && i[a] < box.hi[a];
+      if (!inside) continue;
       const long p = layout.offset(i);
-      const auto& up = m.updates ? m.updates[p] : m.uniform;
-      const Real l = m.flux_form ? m.flux(u, p) : m.lap(u, p);
-      Real v = start ? up.start(u[p], out[p], l) : up.step(u[p], out[p], l);
-      if (m.sources > 0) {
-        Real sum = 0;
-        for (int t = 0; t < m.sources; ++t) sum = fused(m.f[t], m.q[t][p], sum);
-        v = up.force(v, sum, start);
-      }
-      out[p] = v;
+      out[p] = updates.at(p, i).force(out[p], fused(f, q, Real(0)), start);
     }
 }
 
-template <class T>
-DeviceBuffer<T> upload(const std::vector<T>& host) {
-  DeviceBuffer<T> d;
-  if (host.empty()) return d;
-  d.allocate(host.size());
-  HW_CUDA(cudaMemcpy(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
+// The pair coefficients as dense fields over the storage box (cuda-cluster's tiles).
+template <int D, int R, class Real>
+__global__ void __launch_bounds__(256)
+    fill_pairs_kernel(Real* const* __restrict__ fields, const FluxPairs<D, R, Real> pairs, const Box<D> box,
+                      const Layout<D> layout) {
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < box.size();
+       k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const Index<D> i = box_point(box, k);
+    const long p = layout.offset(i);
+    for (int a = 0; a < D; ++a) {
+      // A pair whose far point is past the storage box has no value.
+      const bool inside = i[a] + 1 < box.hi[a];
+      for (int j = 1; j <= R; ++j)
+        fields[a * R + j - 1][p] = inside && i[a] + j < box.hi[a] ? pairs.pair(a, j, p, i[pairs.axis]) : Real(NAN);
+    }
+  }
 }
+
+// Device copies of the Media vectors a view points at, made once.
+class DeviceCopies {
+ public:
+  template <class T>
+  const T* operator()(const std::vector<T>& host) {
+    if (host.empty()) return nullptr;
+    auto [it, fresh] = copies_.try_emplace(host.data());
+    if (fresh) {
+      it->second.allocate(host.size() * sizeof(T));
+      HW_CUDA(cudaMemcpy(it->second.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    }
+    return reinterpret_cast<const T*>(it->second.get());
+  }
+  std::size_t bytes() const {
+    std::size_t n = 0;
+    for (const auto& [_, copy] : copies_) n += copy.size();
+    return n;
+  }
+
+ private:
+  std::map<const void*, DeviceBuffer<unsigned char>> copies_;
+};
 
 template <int D, class Real, class Eq>
 class MediaStepKernel final : public StepKernel<D, Real> {
  public:
-  MediaStepKernel(const Problem& problem, const LocalDomain<D>& domain) : problem_(problem), layout_(domain.layout) {
-    if (problem.sources.size() > static_cast<std::size_t>(max_sources))
-      throw Error(ExitCode::invalid_value, problem.source + ": 'sources' has " +
-                                               std::to_string(problem.sources.size()) +
-                                               " sources; the GPU backends take at most " +
-                                               std::to_string(max_sources) + " (use backend: host)");
-    const auto media = MediaFields<D, Real, Eq>::make(problem, domain);
-    for (const auto& pair : media.pairs) pairs_.push_back(upload(pair));
-    updates_ = upload(media.updates);
-    kinetic_weight_ = upload(media.kinetic_weight);
-    for (const auto& q : media.sources) sources_.push_back(upload(q));
-    uniform_ = media.uniform;
-    times_ = media.times;
+  MediaStepKernel(const Problem& problem, const LocalDomain<D>& domain)
+      : problem_(problem), layout_(domain.layout), shape_(launch_shape<D>(Eq::levels)) {
+    shape_.prefetch = default_prefetch(D, Eq::levels);  // the media kernels are built for the built-in depth
+    const auto media = Media<D, Real, Eq>::make(problem, domain);
+    varies_ = media.pointwise || media.flux_form();
+    if (!varies_) plain_ = make_plain_step_kernel<D, Real>(problem, domain);
+    updates_ = media.updates(copies_);
+    kinetic_ = media.kinetic_weight(copies_);
+    with_radius(problem.radius, [&]<int R>() {
+      const auto pairs = media.template pairs<R>(problem.spacing, layout_.strides(), copies_);
+      if constexpr (R == 1) pairs1_ = pairs;
+      else pairs2_ = pairs;
+    });
+    flux_ = media.flux_form();
+    for (std::size_t t = 0; t < media.sources.size(); ++t) sources_.push_back(media.source(t, copies_));
+    times_ = media.times();
   }
 
   void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const override {
     if (box.empty()) return;
     const bool start = Eq::levels == 2 && step == 0;
-    const double t = problem_.time_at(step);
-    const auto capped = [](long n) { return static_cast<unsigned>(std::min(n, 65535L)); };
-    const dim3 blocks(static_cast<unsigned>((box.extent(0) + 255) / 256), capped(box.extent(1)),
-                      D == 3 ? capped(box.extent(2)) : 1u);
-    with_radius(problem_.radius, [&]<int R>() {
-      MediaStep<D, R, Real, Eq> m{};
-      m.lap = LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides());
-      m.flux_form = !pairs_.empty();
-      for (int a = 0; a < D && m.flux_form; ++a) {
-        m.flux.stride[a] = layout_.strides()[a];
-        for (int j = 0; j < R; ++j) m.flux.pair[a][j] = pairs_[a * R + j].get();
-      }
-      m.updates = updates_.get();
-      m.uniform = uniform_;
-      m.sources = static_cast<int>(sources_.size());
-      const std::vector<Real> f = source_factors<Real>(times_, t);
-      for (std::size_t i = 0; i < sources_.size(); ++i) m.q[i] = sources_[i].get(), m.f[i] = f[i];
-      media_step_kernel<D, R, Real, Eq><<<blocks, 256, 0, stream>>>(u, u_next, m, box, layout_, start);
-    });
-    HW_CUDA(cudaGetLastError());
+    if (plain_) {
+      plain_->launch(u, u_next, box, step, stream);
+    } else {
+      with_radius(problem_.radius, [&]<int R>() {
+        constexpr int P = default_prefetch(D, Eq::levels);
+        if constexpr (Eq::flux_coefficient != nullptr) {
+          const FluxOp<D, R, Real, Eq> op{pairs<R>(), updates_.uniform};
+          launch_step<D, R, Real, Eq, P>(op, shape_, u, u_next, box, start, layout_, stream);
+        } else {
+          const PointOp<D, R, Real, Eq> op{LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides()),
+                                           updates_};
+          launch_step<D, R, Real, Eq, P>(op, shape_, u, u_next, box, start, layout_, stream);
+        }
+      });
+    }
+    const std::vector<Real> f = source_factors<Real>(times_, problem_.time_at(step));
+    const auto capped = [](long n) { return static_cast<unsigned>(std::min(std::max(n, 1L), 65535L)); };
+    for (std::size_t t = 0; t < sources_.size(); ++t) {
+      const SourceView<D, Real>& s = sources_[t];
+      const dim3 blocks(static_cast<unsigned>((s.count[0] + 255) / 256), capped(s.count[1]),
+                        D == 3 ? capped(s.count[D - 1]) : 1u);
+      if (s.count[0] == 0) continue;
+      source_kernel<D, Real, Eq><<<blocks, 256, 0, stream>>>(u_next, s, updates_, f[t], box, layout_, start);
+      HW_CUDA(cudaGetLastError());
+    }
   }
-  const double* kinetic_weight() const override { return kinetic_weight_.get(); }
+
+  KineticWeight<Real> kinetic_weight() const override { return kinetic_; }
+
   std::vector<const Real*> flux_pairs() const override {
+    if (!flux_) return {};
+    if (pair_fields_.empty())
+      with_radius(problem_.radius, [&]<int R>() {
+        std::vector<Real*> fields;
+        for (int n = 0; n < D * R; ++n) {
+          pair_fields_.emplace_back();
+          pair_fields_.back().allocate(layout_.storage_size());
+          fields.push_back(pair_fields_.back().get());
+        }
+        DeviceBuffer<Real*> table;
+        table.allocate(fields.size());
+        HW_CUDA(cudaMemcpy(table.get(), fields.data(), fields.size() * sizeof(Real*), cudaMemcpyHostToDevice));
+        const Box<D> box = layout_.storage_box();
+        const long blocks = std::min<long>((box.size() + 255) / 256, 4096);
+        fill_pairs_kernel<D, R, Real><<<static_cast<unsigned>(blocks), 256>>>(table.get(), pairs<R>(), box, layout_);
+        HW_CUDA(cudaGetLastError());
+        HW_CUDA(cudaDeviceSynchronize());
+      });
     std::vector<const Real*> out;
-    for (const auto& pair : pairs_) out.push_back(pair.get());
+    for (const auto& field : pair_fields_) out.push_back(field.get());
     return out;
   }
 
  private:
+  template <int R>
+  const FluxPairs<D, R, Real>& pairs() const {
+    if constexpr (R == 1) return pairs1_;
+    else return pairs2_;
+  }
+
   Problem problem_;
   Layout<D> layout_;
-  std::vector<DeviceBuffer<Real>> pairs_, sources_;
-  DeviceBuffer<typename Eq::template Update<Real>> updates_;
-  DeviceBuffer<double> kinetic_weight_;
-  typename Eq::template Update<Real> uniform_{};
+  LaunchShape shape_;
+  DeviceCopies copies_;
+  bool varies_ = false, flux_ = false;
+  std::unique_ptr<StepKernel<D, Real>> plain_;  // the coefficients are constant: sources only
+  PointUpdates<D, Real, Eq> updates_;
+  KineticWeight<Real> kinetic_;
+  FluxPairs<D, 1, Real> pairs1_;
+  FluxPairs<D, 2, Real> pairs2_;
+  std::vector<SourceView<D, Real>> sources_;
   std::vector<TimeFunction> times_;
+  mutable std::vector<DeviceBuffer<Real>> pair_fields_;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "solver/box.hpp"
 #include "solver/domain.hpp"
+#include "solver/media.hpp"
 #include "solver/problem.hpp"
 
 namespace heatwave::cuda {
@@ -24,10 +25,12 @@ class StepKernel {
   // u^{n-1}, or v0 on step 0, for an equation second order in time) into
   // u_next, queued on `stream`.
   virtual void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const = 0;
-  // The wave energy's kinetic weight a point where c varies (device memory; null: 1).
-  virtual const double* kinetic_weight() const { return nullptr; }
-  // The flux coefficient's pair fields where it varies (device memory,
-  // MediaFields::pairs' order; empty: it does not), which cuda-cluster reads too.
+  // The wave energy's kinetic weight where c varies (views of device memory; 1 elsewhere).
+  virtual KineticWeight<Real> kinetic_weight() const { return {}; }
+  // The flux coefficient's pair coefficients as dense fields, where it varies
+  // (device memory, [a * R + j - 1]; empty: it does not): what cuda-cluster's
+  // 2D tiles load. Made on first call: the one-step kernels compute them
+  // where they use them.
   virtual std::vector<const Real*> flux_pairs() const { return {}; }
 };
 
@@ -35,5 +38,8 @@ class StepKernel {
 // (media_step.cuh) where coefficients vary or sources are given.
 template <int D, class Real>
 std::unique_ptr<StepKernel<D, Real>> make_step_kernel(const Problem& problem, const LocalDomain<D>& domain);
+// The constant-coefficient kernel alone (media_step.cu runs it for a problem with sources only).
+template <int D, class Real>
+std::unique_ptr<StepKernel<D, Real>> make_plain_step_kernel(const Problem& problem, const LocalDomain<D>& domain);
 
 }  // namespace heatwave::cuda

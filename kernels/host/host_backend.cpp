@@ -53,7 +53,7 @@ class HostBackend final : public Backend<D, Real> {
         domain_(domain),
         strides_(domain.layout.strides()),
         update_(Eq::template Update<Real>::make(problem.coefficients, problem.dt)) {
-    if (problem.varies() || !problem.sources.empty()) media_ = MediaFields<D, Real, Eq>::make(problem, domain);
+    if (problem.varies() || !problem.sources.empty()) media_ = Media<D, Real, Eq>::make(problem, domain);
     const std::size_t n = domain_.layout.storage_size();
     // Poison: a stencil that reads a point nobody wrote turns the answer to NaN.
     u_.assign(n, std::numeric_limits<Real>::quiet_NaN());
@@ -83,6 +83,7 @@ class HostBackend final : public Backend<D, Real> {
   }
   void update(const Box<D>& region) override {
     with_radius(problem_.radius, [&]<int R>() { step_box<R>(region); });
+    if (media_) add_sources(region, *media_);
   }
   void finish_step() override {
     std::swap(u_, u_next_);
@@ -125,11 +126,17 @@ class HostBackend final : public Backend<D, Real> {
   // One time step over `box`, u^{n+1} into u_next_; there an equation second
   // order in time reads u^{n-1} (v0 before the first step) at the point it
   // overwrites.
+  // The host's views of the media: pointers to its own vectors.
+  static constexpr auto on_host = [](const auto& v) { return v.data(); };
+
+  // One time step over `box`, u^{n+1} into u_next_; there an equation second
+  // order in time reads u^{n-1} (v0 before the first step) at the point it
+  // overwrites.
   template <int R>
   void step_box(const Box<D>& box) {
-    if (media_) return step_box_media<R>(box, *media_);
+    if (media_ && (media_->pointwise || media_->flux_form())) return step_box_media<R>(box, *media_);
     const auto lap = laplacian<R>();
-    const auto up = update_;
+    const auto up = media_ ? media_->uniform : update_;
     const Real* u = u_.data();
     Real* next = u_next_.data();
     const long n = box.extent(0);
@@ -149,40 +156,63 @@ class HostBackend final : public Backend<D, Real> {
     });
   }
 
-  // The same step where coefficients vary or sources are given: the flux
-  // form's operator or the point's own update, then each source's f(t) q(x)
-  // summed in config order and added (Update::force).
+  // The same step where coefficients vary: the flux form's operator where
+  // alpha varies, the point's own update where another coefficient does.
   template <int R>
-  void step_box_media(const Box<D>& box, const MediaFields<D, Real, Eq>& m) {
+  void step_box_media(const Box<D>& box, const Media<D, Real, Eq>& m) {
     const auto lap = laplacian<R>();
-    FluxDivergence<D, R, Real> flux{};
-    if (m.flux_form())
-      for (int a = 0; a < D; ++a) {
-        flux.stride[a] = strides_[a];
-        for (int j = 0; j < R; ++j) flux.pair[a][j] = m.pairs[a * R + j].data();
-      }
-    const std::vector<Real> f = m.factors(problem_.time_at(step_));
-    std::vector<const Real*> q;
-    for (const auto& field : m.sources) q.push_back(field.data());
+    const auto flux = m.template pairs<R>(problem_.spacing, strides_, on_host);
+    const auto updates = m.updates(on_host);
     const Real* u = u_.data();
     Real* next = u_next_.data();
     const long n = box.extent(0);
-    const bool start = Eq::levels == 2 && step_ == 0;
-    parallel_rows(box, [&](const Index<D>& i) {
-      const long p0 = domain_.layout.offset(i);
+    const bool start = Eq::levels == 2 && step_ == 0, flux_form = m.flux_form();
+    parallel_rows(box, [&](const Index<D>& row) {
+      const long p0 = domain_.layout.offset(row);
+      Index<D> i = row;
       for (long x = 0; x < n; ++x) {
         const long p = p0 + x;
-        const auto& up = m.updates.empty() ? m.uniform : m.updates[p];
-        const Real l = m.flux_form() ? flux(u, p) : lap(u, p);
-        Real v = start ? up.start(u[p], next[p], l) : up.step(u[p], next[p], l);
-        if (!q.empty()) {
-          Real sum = 0;
-          for (std::size_t t = 0; t < q.size(); ++t) sum = fused(f[t], q[t][p], sum);
-          v = up.force(v, sum, start);
-        }
-        next[p] = v;
+        i[0] = row[0] + x;
+        const auto up = updates.at(p, i);
+        const Real l = flux_form ? flux(u, p, i[flux.axis]) : lap(u, p);
+        next[p] = start ? up.start(u[p], next[p], l) : up.step(u[p], next[p], l);
       }
     });
+  }
+
+  // The sources after the step over `box`: each one's f(t_n) q at the points
+  // it touches inside the box, added by the point's Update::force, one source
+  // after another in config order.
+  void add_sources(const Box<D>& box, const Media<D, Real, Eq>& m) {
+    if (m.sources.empty() || box.empty()) return;
+    const std::vector<Real> f = source_factors<Real>(m.times(), problem_.time_at(step_));
+    const auto updates = m.updates(on_host);
+    const bool start = Eq::levels == 2 && step_ == 0;
+    Real* next = u_next_.data();
+    for (std::size_t t = 0; t < m.sources.size(); ++t) {
+      const SourceView<D, Real> s = m.source(t, on_host);
+      long rows = 1;
+      for (int a = 1; a < D; ++a) rows *= s.count[a];
+#pragma omp parallel for schedule(static) if (m.sources[t].points() >= static_cast<std::size_t>(parallel_threshold))
+      for (long r = 0; r < rows; ++r) {
+        Index<D> i;
+        long rest = r, k = r * s.count[0];
+        bool inside = true;
+        for (int a = 1; a < D; ++a) {
+          i[a] = s.index[a][rest % s.count[a]];
+          rest /= s.count[a];
+          inside = inside && i[a] >= box.lo[a] && i[a] < box.hi[a];
+        }
+        if (!inside) continue;
+        for (long x = 0; x < s.count[0]; ++x, ++k) {
+          i[0] = s.index[0][x];
+          const Real q = s.q[k];
+          if (q == 0 || i[0] < box.lo[0] || i[0] >= box.hi[0]) continue;
+          const long p = domain_.layout.offset(i);
+          next[p] = updates.at(p, i).force(next[p], fused(f[t], q, Real(0)), start);
+        }
+      }
+    }
   }
 
   // Ghost layers (and Dirichlet face points) of every physical face.
@@ -240,7 +270,7 @@ class HostBackend final : public Backend<D, Real> {
     const Real* prev = u_next_.data();
     const double dt = problem_.dt, c2 = Eq::energy_c2(problem_.coefficients);
     const bool energy = Eq::has_energy && step_ > 0;
-    const double* kinetic_weight = media_ && !media_->kinetic_weight.empty() ? media_->kinetic_weight.data() : nullptr;
+    const KineticWeight<Real> kinetic_weight = media_ ? media_->kinetic_weight(on_host) : KineticWeight<Real>{};
     double mn = std::numeric_limits<double>::infinity(), mx = -mn, w_sum = 0, sum = 0, sq = 0, kin = 0, pot = 0;
     long bad = 0;
     long rows = 1;
@@ -270,7 +300,7 @@ class HostBackend final : public Backend<D, Real> {
         w_sum += w, sum += w * v, sq += w * v * v;
         if (energy && row_updated && x >= updated.lo[0] && x < updated.hi[0]) {
           const double du = (v - prev[p]) / dt;
-          kin += w * du * du * (kinetic_weight ? kinetic_weight[p] : 1.0);
+          kin += w * du * du * kinetic_weight.at(p, i);
           pot -= w * c2 * prev[p] * static_cast<double>(lap(u, p));
         }
       }
@@ -286,7 +316,7 @@ class HostBackend final : public Backend<D, Real> {
   LocalDomain<D> domain_;
   Index<D> strides_;
   typename Eq::template Update<Real> update_;
-  std::optional<MediaFields<D, Real, Eq>> media_;  // where coefficients vary or sources are given
+  std::optional<Media<D, Real, Eq>> media_;  // where coefficients vary or sources are given
   // u^n, and the buffer a step writes u^{n+1} into (swapped after the step).
   std::vector<Real> u_, u_next_;
   long step_ = 0;

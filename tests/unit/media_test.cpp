@@ -145,17 +145,21 @@ TEST(UnitMedia, PointSourceSpreadsItsAmplitude) {
   const Problem p = test::problem_from(yaml);
   LocalDomain<2> d;
   d.layout.owned = {11, 11}, d.layout.halo = 2, d.global = {11, 11}, d.spacing = p.spacing;
-  const std::vector<double> q = source_field(p, p.sources[0], d);
+  // The source is its points and weights, not a field: x at i = 2 and 3, y at j = 0 only.
+  const auto media = Media<2, double, Heat>::make(p, d);
+  ASSERT_EQ(media.sources.size(), 1u);
+  const auto& term = media.sources[0];
+  ASSERT_EQ(term.index[0], (std::vector<long>{2, 3}));
+  ASSERT_EQ(term.index[1], (std::vector<long>{0}));  // a ghost (j = -1) is the mirror of j = 1, not the point
   const double h = 0.1;
   // x: 0.23 lies 30% of the way from x = 0.2 (i = 2) to 0.3 (i = 3); y: on the face point j = 0 (weight 1/2).
-  EXPECT_NEAR(q[d.layout.offset({2, 0})], 3.0 * 0.7 / (h * h) * 2, 1e-9);
-  EXPECT_NEAR(q[d.layout.offset({3, 0})], 3.0 * 0.3 / (h * h) * 2, 1e-9);
-  EXPECT_EQ(q[d.layout.offset({2, -1})], 0.0);  // a ghost is the mirror of j = 1, not the point
-  EXPECT_EQ(q[d.layout.offset({2, 1})], 0.0);
+  EXPECT_NEAR(term.q[0], 3.0 * 0.7 / (h * h) * 2, 1e-9);
+  EXPECT_NEAR(term.q[1], 3.0 * 0.3 / (h * h) * 2, 1e-9);
   double integral = 0;
-  for (long j = 0; j < 11; ++j)
-    for (long i = 0; i < 11; ++i)
-      integral += (i == 0 || i == 10 ? 0.5 : 1) * (j == 0 || j == 10 ? 0.5 : 1) * q[d.layout.offset({i, j})] * h * h;
+  for (std::size_t k = 0; k < term.q.size(); ++k) {
+    const long i = term.index[0][k % 2], j = term.index[1][k / 2];
+    integral += (i == 0 || i == 10 ? 0.5 : 1) * (j == 0 || j == 10 ? 0.5 : 1) * term.q[k] * h * h;
+  }
   EXPECT_NEAR(integral, 3.0, 1e-12);
 }
 
@@ -191,7 +195,8 @@ TEST(UnitMedia, FileMediumSetsTheStabilityLimit) {
   EXPECT_NEAR(p.stability_number(), 0.9 * 0.5, 1e-12);  // dt: auto at 0.9 of the limit for the largest alpha
   LocalDomain<2> d;
   d.layout.owned = {6, 10}, d.layout.halo = 2, d.offset = {6, 0}, d.global = {12, 10};
-  const std::vector<double> k = medium_field(p, "alpha", d);
+  // The file's alpha, one value a point, is the flux form's (the pairs are computed from it where used).
+  const std::vector<double> k = Media<2, double, Heat>::make(p, d).flux_alpha;
   EXPECT_EQ(k[d.layout.offset({0, 3})], alpha[3 * 12 + 6]);
   EXPECT_EQ(k[d.layout.offset({6, 3})], alpha[3 * 12 + 0]);   // past x = 11: the periodic image x = 0
   EXPECT_EQ(k[d.layout.offset({-2, 3})], alpha[3 * 12 + 4]);  // the neighbour's x = 4

@@ -1,0 +1,253 @@
+#pragma once
+// The streaming step kernel every one-step launch runs (step.cu instantiates
+// it for constant coefficients, media_step.cu where they vary), with the
+// operator and the update as a policy (Op):
+//   UniformOp   the Laplacian and one update for the whole grid
+//   PointOp     the Laplacian and each point's own update, built from its
+//               coefficients (Media's views: layer tables, absorbing profiles,
+//               a file's field) where a coefficient varies
+//   FluxOp      the heat's flux form div(alpha grad u) (FluxPairs) and one update
+// CUDA-only: include from .cu files.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/dispatch.hpp"
+#include "io/errors.hpp"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/pack.cuh"
+#include "solver/media.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatwave::cuda {
+
+template <int D, int R, class Real, class Eq>
+struct UniformOp {
+  LaplacianWeights<D, R, Real> lap;
+  typename Eq::template Update<Real> up;
+  __device__ long stride(int a) const { return lap.stride[a]; }
+  __device__ Real start(Real centre) const { return lap.start(centre); }
+  __device__ Real add(int a, Real sum, Real, const Real (&minus)[R + 1], const Real (&plus)[R + 1], long,
+                      const Index<D>&) const {
+    return lap.add(a, sum, minus, plus);
+  }
+  __device__ typename Eq::template Update<Real> update(long, const Index<D>&) const { return up; }
+};
+
+template <int D, int R, class Real, class Eq>
+struct PointOp {
+  LaplacianWeights<D, R, Real> lap;
+  PointUpdates<D, Real, Eq> updates;
+  __device__ long stride(int a) const { return lap.stride[a]; }
+  __device__ Real start(Real centre) const { return lap.start(centre); }
+  __device__ Real add(int a, Real sum, Real, const Real (&minus)[R + 1], const Real (&plus)[R + 1], long,
+                      const Index<D>&) const {
+    return lap.add(a, sum, minus, plus);
+  }
+  __device__ typename Eq::template Update<Real> update(long p, const Index<D>& i) const { return updates.at(p, i); }
+};
+
+// FluxPairs' terms in its order: the axes, then j, the +j pair before the -j one.
+template <int D, int R, class Real, class Eq>
+struct FluxOp {
+  FluxPairs<D, R, Real> pairs;
+  typename Eq::template Update<Real> up;
+  __device__ long stride(int a) const { return pairs.stride[a]; }
+  __device__ Real start(Real) const { return Real(0); }
+  __device__ Real add(int a, Real sum, Real centre, const Real (&minus)[R + 1], const Real (&plus)[R + 1], long p,
+                      const Index<D>& i) const {
+    const long along = i[pairs.axis];
+#pragma unroll
+    for (int j = 1; j <= R; ++j) {
+      sum = fused(pairs.pair(a, j, p, along), plus[j] - centre, sum);
+      sum = fused(pairs.pair(a, j, p - j * pairs.stride[a], a == pairs.axis ? along - j : along), minus[j] - centre,
+                  sum);
+    }
+    return sum;
+  }
+  __device__ typename Eq::template Update<Real> update(long, const Index<D>&) const { return up; }
+};
+
+struct LaunchShape {
+  int block_x, block_y, chunk;  // threads per block in x (and y in 3D); points along the streamed axis
+  int prefetch;                 // rows loaded ahead of use: 0, 2 or 4
+};
+
+// The launch shape per case, from the H100 sweep in docs/performance.md: 32
+// threads (128 points) along x, 4 rows of them in 3D, 32 rows per thread along
+// the streamed axis, no prefetch (with 16-byte packs enough bytes are in
+// flight), except 3D equations that read two levels, which read the most bytes
+// per point and gain from 2 rows of prefetch and shorter chunks.
+// HEATWAVE_CUDA_LAUNCH="bx,by,chunk,prefetch" overrides it for experiments.
+template <int D>
+inline LaunchShape launch_shape(int levels) {
+  LaunchShape s = D == 2 ? LaunchShape{32, 1, 32, 0} : LaunchShape{32, 4, 32, 0};
+  if (D == 3 && levels == 2) s = LaunchShape{32, 4, 16, 2};
+  if (const char* env = std::getenv("HEATWAVE_CUDA_LAUNCH"))
+    std::sscanf(env, "%d,%d,%d,%d", &s.block_x, &s.block_y, &s.chunk, &s.prefetch);
+  if (D == 2) s.block_y = 1;
+  if (s.block_x * s.block_y > 256 || s.block_x < 1 || s.block_y < 1 || s.chunk < 1 ||
+      (s.prefetch != 0 && s.prefetch != 2 && s.prefetch != 4))
+    throw Error(ExitCode::invalid_value,
+                "HEATWAVE_CUDA_LAUNCH: at most 256 threads a block, chunk >= 1, prefetch 0, 2 or 4");
+  return s;
+}
+
+// The built-in shape's prefetch (the only depth the media kernels are built for).
+constexpr int default_prefetch(int dims, int levels) { return dims == 3 && levels == 2 ? 2 : 0; }
+
+// One step over `box`. Each thread owns V = 16/sizeof(Real) consecutive x
+// points (one 16-byte access per row: enough bytes in flight to keep HBM busy)
+// and streams along S = D-1 through `chunk` rows, keeping a register window
+// win[j] = the pack at offset j-R along S, P rows deeper than the stencil
+// needs so that P loads are in flight while it computes (u^{n-1}, read by an
+// equation second order in time, likewise). y rows in 3D are packs too; the R
+// x neighbours past each end of the pack come from L1. The stencil is
+// the operator's start and add (Op below), point by point, in axis order: the
+// same rounding as the host. Start: the first step of an equation second order
+// in time.
+template <int D, int R, int P, class Real, class Eq, bool Start, class Op>
+__global__ void __launch_bounds__(256)
+    step_kernel(const Real* __restrict__ u, Real* __restrict__ out, const Op op, const Box<D> box,
+                const Layout<D> layout, const int chunk) {
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width;
+  constexpr int S = D - 1;
+  constexpr bool reads_previous = Eq::levels == 2;
+  Index<D> i;
+  const long x_first = box.lo[0] - ((box.lo[0] % V) + V) % V;  // the aligned pack holding lo
+  i[0] = x_first + static_cast<long>(V) * (blockIdx.x * blockDim.x + threadIdx.x);
+  if (i[0] >= box.hi[0]) return;
+  if constexpr (D == 3) {
+    i[1] = box.lo[1] + blockIdx.y * blockDim.y + threadIdx.y;
+    if (i[1] >= box.hi[1]) return;
+  }
+  const long first = box.lo[S] + static_cast<long>(D == 2 ? blockIdx.y : blockIdx.z) * chunk;
+  const long last = min(first + chunk, box.hi[S]);
+  if (first >= last) return;
+  i[S] = first;
+  const long st = op.stride(S);
+  long p = layout.offset(i);
+  const bool whole = i[0] >= box.lo[0] && i[0] + V <= box.hi[0];
+
+  // Rows past last-1+R are outside what the stencil may read: never load them.
+  Vec win[2 * R + 1 + P], previous[P + 1];
+#pragma unroll
+  for (int j = 0; j < 2 * R + 1 + P; ++j)
+    win[j] = first - R + j <= last - 1 + R ? load_pack(u + p + (j - R) * st) : Vec{};
+  if constexpr (reads_previous) {
+#pragma unroll
+    for (int j = 0; j <= P; ++j) previous[j] = first + j < last ? load_pack(out + p + j * st) : Vec{};
+  }
+  // Neighbours along the other axes: x past the ends of the pack
+  // (left[m] = u[p-m], right[m] = u[p+V-1+m]) and, in 3D, the y rows of the
+  // pack. With prefetch they are loaded one row ahead of use too.
+  struct Sides {
+    Real left[R + 1], right[R + 1];
+    Vec rows_minus[R + 1], rows_plus[R + 1];
+  };
+  auto load_sides = [&](long q, Sides& n) {
+#pragma unroll
+    for (int m = 1; m <= R; ++m) n.left[m] = u[q - m], n.right[m] = u[q + V - 1 + m];
+    if constexpr (D == 3) {
+#pragma unroll
+      for (int j = 1; j <= R; ++j)
+        n.rows_minus[j] = load_pack(u + q - j * op.stride(1)), n.rows_plus[j] = load_pack(u + q + j * op.stride(1));
+    }
+  };
+  Sides next;
+  if constexpr (P > 0) load_sides(p, next);
+  for (long s = first; s < last; ++s, p += st) {
+    Sides sides;
+    if constexpr (P > 0) {
+      sides = next;
+      if (s + 1 < last) load_sides(p + st, next);
+    } else {
+      load_sides(p, sides);
+    }
+    const Real* left = sides.left;
+    const Real* right = sides.right;
+    const Vec* rows_minus = sides.rows_minus;
+    const Vec* rows_plus = sides.rows_plus;
+    Vec result;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const Real centre = win[R].v[v];
+      Index<D> at = i;  // the point's indices (read by ops whose coefficients vary)
+      at[0] = i[0] + v, at[S] = s;
+      Real lap_value = op.start(centre);
+#pragma unroll
+      for (int a = 0; a < D; ++a) {
+        Real minus[R + 1], plus[R + 1];
+#pragma unroll
+        for (int j = 1; j <= R; ++j) {
+          if (a == 0) {
+            minus[j] = v - j >= 0 ? win[R].v[v - j] : left[j - v];
+            plus[j] = v + j < V ? win[R].v[v + j] : right[v + j - V + 1];
+          } else if (a == S) {
+            minus[j] = win[R - j].v[v], plus[j] = win[R + j].v[v];
+          } else {
+            minus[j] = rows_minus[j].v[v], plus[j] = rows_plus[j].v[v];
+          }
+        }
+        lap_value = op.add(a, lap_value, centre, minus, plus, p + v, at);
+      }
+      const auto up = op.update(p + v, at);
+      if constexpr (!reads_previous)
+        result.v[v] = up.step(centre, centre, lap_value);
+      else if constexpr (Start)
+        result.v[v] = up.start(centre, previous[0].v[v], lap_value);
+      else
+        result.v[v] = up.step(centre, previous[0].v[v], lap_value);
+    }
+    if (whole) {
+      *reinterpret_cast<Vec*>(out + p) = result;
+    } else {  // a pack across the box edge: only the points inside
+#pragma unroll
+      for (int v = 0; v < V; ++v)
+        if (i[0] + v >= box.lo[0] && i[0] + v < box.hi[0]) out[p + v] = result.v[v];
+    }
+#pragma unroll
+    for (int j = 0; j < 2 * R + P; ++j) win[j] = win[j + 1];
+    if (s + R + P + 1 <= last - 1 + R) win[2 * R + P] = load_pack(u + p + (R + P + 1) * st);
+    if constexpr (reads_previous) {
+#pragma unroll
+      for (int j = 0; j < P; ++j) previous[j] = previous[j + 1];
+      if (s + P + 1 < last) previous[P] = load_pack(out + p + (P + 1) * st);
+    }
+  }
+}
+
+
+// Launches step_kernel with `op` over `box` (the grid from the shape), for
+// prefetch depths Ps... (the shape's must be one of them).
+template <int D, int R, class Real, class Eq, int... Ps, class Op>
+void launch_step(const Op& op, const LaunchShape& shape, const Real* u, Real* u_next, const Box<D>& box, bool start,
+                 const Layout<D>& layout, cudaStream_t stream) {
+  constexpr int S = D - 1;
+  const dim3 block(shape.block_x, shape.block_y);
+  const unsigned chunks = static_cast<unsigned>((box.extent(S) + shape.chunk - 1) / shape.chunk);
+  const long width = Pack<Real>::width;
+  const long x_first = box.lo[0] - ((box.lo[0] % width) + width) % width;
+  const long packs = (box.hi[0] - x_first + width - 1) / width;
+  dim3 grid(static_cast<unsigned>((packs + block.x - 1) / block.x), chunks);
+  if constexpr (D == 3) grid = dim3(grid.x, static_cast<unsigned>((box.extent(1) + block.y - 1) / block.y), chunks);
+  bool launched = false;
+  auto with_prefetch = [&]<int P>() {
+    if (shape.prefetch != P) return;
+    launched = true;
+    auto run = [&]<bool Start>() {
+      step_kernel<D, R, P, Real, Eq, Start, Op><<<grid, block, 0, stream>>>(u, u_next, op, box, layout, shape.chunk);
+    };
+    if constexpr (Eq::levels == 2)
+      with_bool(start, run);
+    else
+      run.template operator()<false>();
+  };
+  (with_prefetch.template operator()<Ps>(), ...);
+  if (!launched) throw Error(ExitCode::internal, "step kernel: no instance for prefetch " + std::to_string(shape.prefetch));
+  HW_CUDA(cudaGetLastError());
+}
+
+}  // namespace heatwave::cuda
