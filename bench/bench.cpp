@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "build_info.hpp"
 #include "io/config.hpp"
 #include "io/errors.hpp"
+#include "io/hdf5.hpp"
 #include "io/yaml_file.hpp"
 #include "io/yaml_section.hpp"
 #include "kernels/cluster/plan.hpp"
@@ -46,24 +48,75 @@ cases:
     grid: [[2048, 2048], [128, 128, 128]]
 )";
 
+constexpr const char* media_kinds[] = {"constant", "layers", "file", "shot"};
+
+// A file of two materials for the `file` media: 2 in a disk of radius L/4 at
+// the centre, 1 elsewhere (in a temporary folder, made once a grid).
+std::string two_materials_file(const std::vector<long>& grid) {
+  std::string name = "heatwave-bench-materials";
+  for (long n : grid) name += "-" + std::to_string(n);
+  const std::string path = (std::filesystem::temp_directory_path() / (name + ".h5")).string();
+  if (std::filesystem::exists(path)) return path;
+  const int dims = static_cast<int>(grid.size());
+  hdf5::Block block;
+  for (int a = dims - 1; a >= 0; --a) block.global.push_back(static_cast<std::uint64_t>(grid[a]));
+  block.offset.assign(dims, 0), block.count = block.global;
+  std::size_t n = 1;
+  for (long g : grid) n *= static_cast<std::size_t>(g);
+  std::vector<double> values(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    double r2 = 0;
+    std::size_t rest = k;
+    for (int a = 0; a < dims; ++a) {
+      const double x = static_cast<double>(rest % grid[a]) / static_cast<double>(grid[a] - 1) - 0.5;
+      rest /= grid[a], r2 += x * x;
+    }
+    values[k] = r2 < 1.0 / 16 ? 2.0 : 1.0;
+  }
+  hdf5::write_fields<double>(path, MPI_COMM_SELF, block, {}, {{"material", values.data()}});
+  return path;
+}
+
 // A benchmark case: homogeneous Dirichlet, fresh random data, dt: auto.
-// media: constant, or layers (the equation's first coefficient in two
-// layers along y: a coefficient field every step reads).
+// media: constant; layers (the equation's first coefficient in two layers
+// along y); file (the first coefficient from a file of two materials, a
+// disk in a field); shot (the wave equations: c in three layers along the
+// last axis, absorbing faces but a free surface on top, a Ricker point source
+// under it: the seismic example's shape).
 Config case_config(const std::string& backend, const std::string& equation, const std::string& precision, int radius,
                    const std::vector<long>& grid, const std::string& media, int seed) {
   std::string points;
   for (long n : grid) points += (points.empty() ? "" : ", ") + std::to_string(n);
-  std::string material;
-  if (media == "layers") {
-    const auto kind = equation_named(equation);
-    const char* key = kind ? info(*kind).coefficients[0].key : "alpha";
-    material = fmt::format("material: {{{}: {{type: layers, axis: y, interfaces: [0.5], values: [1.0, 0.5]}}}}\n", key);
+  const auto kind = equation_named(equation);
+  const char* key = kind ? info(*kind).coefficients[0].key : "alpha";
+  std::string extra, boundary = "boundary: dirichlet\n";
+  if (media == "layers")
+    extra = fmt::format("material: {{{}: {{type: layers, axis: y, interfaces: [0.5], values: [1.0, 0.5]}}}}\n", key);
+  if (media == "file")
+    extra = fmt::format("material: {{{}: {{type: file, path: {}, dataset: material}}}}\n", key,
+                        two_materials_file(grid));
+  if (media == "shot") {
+    const char axis = "xyz"[grid.size() - 1];
+    const std::string top = grid.size() == 3 ? "0.5, 0.5, 0.95" : "0.5, 0.95";
+    extra = fmt::format(
+        "material: {{c: {{type: layers, axis: {}, interfaces: [0.5, 0.85], values: [3.0, 2.2, 1.5]}}}}\n"
+        "sources: [{{type: point, position: [{}], amplitude: 1.0, time: {{type: ricker, frequency: 15.0}}}}]\n",
+        axis, top);
+    boundary = fmt::format("boundary: {{default: {{type: absorbing, width: 24}}, {}_high: {{type: neumann, value: 0.0}}}}\n",
+                           axis);
   }
   return load_config_text(fmt::format("equation: {}\nprecision: {}\ngrid: {{points: [{}]}}\nstencil: {{radius: {}}}\n"
-                                      "time: {{dt: auto, steps: 1}}\nboundary: dirichlet\n"
+                                      "time: {{dt: auto, steps: 1}}\n{}"
                                       "initial: {{type: random, seed: {}}}\nbackend: {}\n{}",
-                                      equation, precision, points, radius, seed, backend, material),
+                                      equation, precision, points, radius, boundary, seed, backend, extra),
                           "<bench case>");
+}
+
+// The media a case row names.
+std::string media_name(const Config& c) {
+  if (!c.sources.empty()) return "shot";
+  if (c.material.empty()) return "constant";
+  return c.material.begin()->second.type == MediumType::file ? "file" : "layers";
 }
 
 Suite load_suite(const std::string& text, const std::string& source) {
@@ -103,7 +156,11 @@ Suite load_suite(const std::string& text, const std::string& source) {
     std::vector<std::string> media{"constant"};
     if (c.has("media")) media = c.list<std::string>("media");
     for (const auto& m : media)
-      if (m != "constant" && m != "layers") c.invalid("media", "entries must be constant or layers, not '" + m + "'");
+      if (std::find(std::begin(media_kinds), std::end(media_kinds), m) == std::end(media_kinds))
+        c.invalid("media", "entries must be constant, layers, file or shot, not '" + m + "'");
+    for (const auto& e : equations)
+      if (std::find(media.begin(), media.end(), "shot") != media.end() && e == "heat")
+        c.invalid("media", "'shot' is for the wave equations (c, absorbing faces), not the heat equation");
     std::vector<std::string> plans{"auto"};
     if (c.has("cluster")) plans = c.list<std::string>("cluster");
     std::vector<std::optional<cuda::ClusterPlan>> parsed;
@@ -260,9 +317,9 @@ int run(const Options& o) {
     const Config& c = r.config;
     std::string grid;
     for (int a = 0; a < c.dims; ++a) grid += (a ? "x" : "") + std::to_string(c.points[a]);
-    const char* media = c.material.empty() ? "constant" : "layers";
+    const std::string media = media_name(c);
     std::printf("| %s | %s | %dD | %s | %d | %s | %s | %.2f | %.0f | %.1f | %.1f%% | %s |\n", r.backend.c_str(),
-                to_string(c.equation), c.dims, to_string(c.precision), c.radius, grid.c_str(), media,
+                to_string(c.equation), c.dims, to_string(c.precision), c.radius, grid.c_str(), media.c_str(),
                 r.cells_per_second / 1e9, r.bandwidth / 1e9, 100 * r.bandwidth / r.roofline, 100 * r.spread,
                 r.plan.c_str());
     out["cases"].push_back({{"backend", r.backend},

@@ -105,6 +105,17 @@ std::vector<Real> source_factors(const std::vector<TimeFunction>& times, double 
 // plain structs of values and pointers, evaluated by the host loops and the
 // CUDA kernels alike (the same expression, so the same bits).
 
+// i[axis] for an axis known only at run time, by selection rather than by
+// indexing: a local array indexed at run time would live in (slow) local
+// memory on the GPU.
+template <std::size_t D>
+HW_HD long component(const std::array<long, D>& i, int axis) {
+  long v = i[0];
+  HW_UNROLL
+  for (std::size_t a = 1; a < D; ++a) v = axis == static_cast<int>(a) ? i[a] : v;
+  return v;
+}
+
 // A coefficient's value at a storage point: its medium (a constant, a layer
 // table indexed along the layers' axis, or a file's field, one value a point
 // in the working precision), plus for gamma with absorbing faces each axis'
@@ -121,14 +132,22 @@ struct CoefficientView {
   HW_HD bool varies() const { return layer || field || profile[0] || profile[1] || profile[2]; }
   template <std::size_t D>
   HW_HD double at(long p, const std::array<long, D>& i) const {
-    double v = field ? static_cast<double>(field[p]) : layer ? layer[i[axis] - lo[axis]] : base;
-    if (profile[0] || profile[1] || profile[2]) {
+    double v = field ? static_cast<double>(field[p]) : layer ? layer[component(i, axis) - component(lo_of<D>(), axis)] : base;
+    if (profile[0] || profile[1] || (D == 3 && profile[D - 1])) {
       double sum = 0;
+      HW_UNROLL
       for (std::size_t a = 0; a < D; ++a)
         if (profile[a]) sum += profile[a][i[a] - lo[a]];
       v += sum;
     }
     return v;
+  }
+  template <std::size_t D>
+  HW_HD std::array<long, D> lo_of() const {
+    std::array<long, D> l{};
+    HW_UNROLL
+    for (std::size_t a = 0; a < D; ++a) l[a] = lo[a];
+    return l;
   }
 };
 
@@ -184,12 +203,12 @@ struct FluxPairs {
   Real w[D][R] = {};                // c_j / h_a^2
   long stride[D] = {};
 
-  // K_aj of the pair from p (index `along` along the layers' axis) to p + j e_a.
+  // K_aj of the pair from p (index `along` along the layers' axis, component(i, axis)) to p + j e_a.
   HW_HD Real pair(int a, int j, long p, long along) const {
     return alpha ? w[a][j - 1] * harmonic_mean(alpha[p], alpha[p + j * stride[a]]) : table[a][j - 1][along - lo];
   }
   // div(alpha grad u) at p: axes in order, then j, the +j pair before the -j one.
-  HW_HD Real operator()(const Real* u, long p, long along) const {
+  HW_HD Real operator()(const Real* u, long p, long along) const {  // along = component(i, axis)
     const Real centre = u[p];
     Real sum = 0;
     HW_UNROLL

@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(256)
       // A pair whose far point is past the storage box has no value.
       const bool inside = i[a] + 1 < box.hi[a];
       for (int j = 1; j <= R; ++j)
-        fields[a * R + j - 1][p] = inside && i[a] + j < box.hi[a] ? pairs.pair(a, j, p, i[pairs.axis]) : Real(NAN);
+        fields[a * R + j - 1][p] = inside && i[a] + j < box.hi[a] ? pairs.pair(a, j, p, component(i, pairs.axis)) : Real(NAN);
     }
   }
 }

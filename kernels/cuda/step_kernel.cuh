@@ -57,7 +57,7 @@ struct FluxOp {
   __device__ Real start(Real) const { return Real(0); }
   __device__ Real add(int a, Real sum, Real centre, const Real (&minus)[R + 1], const Real (&plus)[R + 1], long p,
                       const Index<D>& i) const {
-    const long along = i[pairs.axis];
+    const long along = component(i, pairs.axis);
 #pragma unroll
     for (int j = 1; j <= R; ++j) {
       sum = fused(pairs.pair(a, j, p, along), plus[j] - centre, sum);

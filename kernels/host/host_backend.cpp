@@ -174,7 +174,7 @@ class HostBackend final : public Backend<D, Real> {
         const long p = p0 + x;
         i[0] = row[0] + x;
         const auto up = updates.at(p, i);
-        const Real l = flux_form ? flux(u, p, i[flux.axis]) : lap(u, p);
+        const Real l = flux_form ? flux(u, p, component(i, flux.axis)) : lap(u, p);
         next[p] = start ? up.start(u[p], next[p], l) : up.step(u[p], next[p], l);
       }
     });
