@@ -119,7 +119,7 @@ HW_HD long component(const std::array<long, D>& i, int axis) {
 // A coefficient's value at a storage point: its medium (a constant, a layer
 // table indexed along the layers' axis, or a file's field, one value a point
 // in the working precision), plus for gamma with absorbing faces each axis'
-// profile, summed in axis order.
+// profile: medium + (p_x + (p_y + p_z)).
 template <class Real>
 struct CoefficientView {
   double base = 0;
@@ -130,29 +130,37 @@ struct CoefficientView {
   long lo[max_dims] = {0, 0, 0};          // the storage box's low corner: the tables' origin
 
   HW_HD bool varies() const { return layer || field || profile[0] || profile[1] || profile[2]; }
+
+  // What does not change along x in the row of point i: the medium unless it
+  // varies along x, and the profiles along y and z (summed y first). A
+  // kernel takes it once a row and adds x's part point by point.
+  struct Row {
+    double medium = 0, profiles = 0;
+  };
   template <std::size_t D>
-  HW_HD double at(long p, const std::array<long, D>& i) const {
-    double v = field ? static_cast<double>(field[p]) : layer ? layer[component(i, axis) - component(lo_of<D>(), axis)] : base;
-    if (profile[0] || profile[1] || (D == 3 && profile[D - 1])) {
-      double sum = 0;
-      HW_UNROLL
-      for (std::size_t a = 0; a < D; ++a)
-        if (profile[a]) sum += profile[a][i[a] - lo[a]];
-      v += sum;
-    }
-    return v;
+  HW_HD Row row(const std::array<long, D>& i) const {
+    Row r{base, 0};
+    if (layer && axis != 0) r.medium = layer[component(i, axis) - (axis == 1 ? lo[1] : lo[2])];
+    HW_UNROLL
+    for (std::size_t a = 1; a < D; ++a)
+      if (profile[a]) r.profiles += profile[a][i[a] - lo[a]];
+    return r;
+  }
+  // The value at p (x its index along x) of `row`: medium + (x's profile + the row's).
+  HW_HD double at(const Row& r, long p, long x) const {
+    const double medium = field ? static_cast<double>(field[p]) : layer && axis == 0 ? layer[x - lo[0]] : r.medium;
+    if (!profile[0] && !profile[1] && !profile[2]) return medium;
+    return medium + ((profile[0] ? profile[0][x - lo[0]] : 0.0) + r.profiles);
   }
   template <std::size_t D>
-  HW_HD std::array<long, D> lo_of() const {
-    std::array<long, D> l{};
-    HW_UNROLL
-    for (std::size_t a = 0; a < D; ++a) l[a] = lo[a];
-    return l;
+  HW_HD double at(long p, const std::array<long, D>& i) const {
+    return at(row(i), p, i[0]);
   }
 };
 
 // The equation's update at a point, built from its coefficients there
-// (Eq::Update::at, in double, as Update::make builds the uniform one).
+// (Eq::Update::at_point: in double, as Update::make builds the uniform one,
+// but for the damped wave's factors of 1/(1+d)).
 template <int D, class Real, class Eq>
 struct PointUpdates {
   using Update = typename Eq::template Update<Real>;
@@ -162,12 +170,23 @@ struct PointUpdates {
   double dt = 0;
   bool varies = false;  // a coefficient other than the flux one varies point by point
 
-  HW_HD Update at(long p, const Index<D>& i) const {
+  struct Row {
+    typename CoefficientView<Real>::Row k[count];
+  };
+  HW_HD Row row(const Index<D>& i) const {
+    Row r{};
+    if (varies)
+      for (int n = 0; n < count; ++n) r.k[n] = k[n].row(i);
+    return r;
+  }
+  // The update at p, x its index along x, in the row `r` (row(i) of any point of the row).
+  HW_HD Update at(const Row& r, long p, long x) const {
     if (!varies) return uniform;
     double v[count];
-    for (int n = 0; n < count; ++n) v[n] = k[n].at(p, i);
-    return Update::at(v, dt);
+    for (int n = 0; n < count; ++n) v[n] = k[n].at(r.k[n], p, x);
+    return Update::at_point(v, dt);
   }
+  HW_HD Update at(long p, const Index<D>& i) const { return at(row(i), p, i[0]); }
 };
 
 // The wave energy's kinetic weight (c_max / c)^2 at a point where c varies (1 elsewhere).

@@ -37,6 +37,7 @@ struct Heat {
     HW_HD static Update at(const double* k, double dt) {
       return {static_cast<Real>(k[0] * dt), static_cast<Real>(dt)};
     }
+    HW_HD static Update at_point(const double* k, double dt) { return at(k, dt); }  // the same at a point of a medium
     static Update make(const Coefficients& k, double dt) {
       const double alpha = k.get("alpha");
       return at(&alpha, dt);

@@ -50,6 +50,7 @@ struct Wave {
               static_cast<Real>(start_velocity_scale * dt), static_cast<Real>(dt * dt),
               static_cast<Real>(0.5 * dt * dt)};
     }
+    HW_HD static Update at_point(const double* k, double dt) { return at(k, dt); }  // the same at a point of a medium
     static Update make(const Coefficients& k, double dt) {
       const double c = k.get("c");
       return at(&c, dt);

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "kernels/cuda/check.hpp"
@@ -90,7 +91,9 @@ class MediaStepKernel final : public StepKernel<D, Real> {
  public:
   MediaStepKernel(const Problem& problem, const LocalDomain<D>& domain)
       : problem_(problem), layout_(domain.layout), shape_(launch_shape<D>(Eq::levels)) {
-    shape_.prefetch = default_prefetch(D, Eq::levels);  // the media kernels are built for the built-in depth
+    // The media kernels are built for the built-in depth, and for none in 3D
+    // (HEATWAVE_CUDA_LAUNCH picks, as for the plain kernel).
+    if (!std::getenv("HEATWAVE_CUDA_LAUNCH")) shape_.prefetch = default_prefetch(D, Eq::levels);
     const auto media = Media<D, Real, Eq>::make(problem, domain);
     varies_ = media.pointwise || media.flux_form();
     if (!varies_) plain_ = make_plain_step_kernel<D, Real>(problem, domain);
@@ -120,7 +123,10 @@ class MediaStepKernel final : public StepKernel<D, Real> {
         } else {
           const PointOp<D, R, Real, Eq> op{LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides()),
                                            updates_};
-          launch_step<D, R, Real, Eq, P>(op, shape_, u, u_next, box, start, layout_, stream);
+          if constexpr (P != 0)
+            launch_step<D, R, Real, Eq, P, 0>(op, shape_, u, u_next, box, start, layout_, stream);
+          else
+            launch_step<D, R, Real, Eq, 0>(op, shape_, u, u_next, box, start, layout_, stream);
         }
       });
     }

@@ -32,7 +32,9 @@ struct UniformOp {
                       const Index<D>&) const {
     return lap.add(a, sum, minus, plus);
   }
-  __device__ typename Eq::template Update<Real> update(long, const Index<D>&) const { return up; }
+  struct Row {};
+  __device__ Row row(const Index<D>&) const { return {}; }
+  __device__ typename Eq::template Update<Real> update(const Row&, long, long) const { return up; }
 };
 
 template <int D, int R, class Real, class Eq>
@@ -45,7 +47,9 @@ struct PointOp {
                       const Index<D>&) const {
     return lap.add(a, sum, minus, plus);
   }
-  __device__ typename Eq::template Update<Real> update(long p, const Index<D>& i) const { return updates.at(p, i); }
+  using Row = typename PointUpdates<D, Real, Eq>::Row;
+  __device__ Row row(const Index<D>& i) const { return updates.row(i); }
+  __device__ typename Eq::template Update<Real> update(const Row& r, long p, long x) const { return updates.at(r, p, x); }
 };
 
 // FluxPairs' terms in its order: the axes, then j, the +j pair before the -j one.
@@ -66,7 +70,9 @@ struct FluxOp {
     }
     return sum;
   }
-  __device__ typename Eq::template Update<Real> update(long, const Index<D>&) const { return up; }
+  struct Row {};
+  __device__ Row row(const Index<D>&) const { return {}; }
+  __device__ typename Eq::template Update<Real> update(const Row&, long, long) const { return up; }
 };
 
 struct LaunchShape {
@@ -170,6 +176,9 @@ __global__ void __launch_bounds__(256)
     const Real* right = sides.right;
     const Vec* rows_minus = sides.rows_minus;
     const Vec* rows_plus = sides.rows_plus;
+    Index<D> row_index = i;  // this row's point: what its updates share along x
+    row_index[S] = s;
+    const auto row = op.row(row_index);
     Vec result;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
@@ -193,7 +202,7 @@ __global__ void __launch_bounds__(256)
         }
         lap_value = op.add(a, lap_value, centre, minus, plus, p + v, at);
       }
-      const auto up = op.update(p + v, at);
+      const auto up = op.update(row, p + v, i[0] + v);
       if constexpr (!reads_previous)
         result.v[v] = up.step(centre, centre, lap_value);
       else if constexpr (Start)
