@@ -396,7 +396,9 @@ Media<D, Real, Eq> Media<D, Real, Eq>::make(const Problem& p, const LocalDomain<
     const auto it = p.material.find(key);
     if (it == p.material.end()) continue;
     const Medium& medium = it->second;
-    if (Eq::flux_coefficient && std::string_view(key) == Eq::flux_coefficient) {
+    bool flux_key = false;
+    if constexpr (Eq::flux_coefficient != nullptr) flux_key = std::string_view(key) == Eq::flux_coefficient;
+    if (flux_key) {
       // The heat's alpha: the pair coefficients K, from a file's alpha a point or a table.
       m.flux = true;
       if (medium.type == MediumType::file) {
@@ -437,6 +439,20 @@ Media<D, Real, Eq> Media<D, Real, Eq>::make(const Problem& p, const LocalDomain<
           c.profile[a] = axis_table(p, domain, a, [&](long g) { return absorbing_profile(p, a, g); });
     if constexpr (Eq::has_energy)
       if (std::string_view(key) == "c") m.c_index = n, m.c_max = p.coefficients.get("c");
+  }
+  // The runs along x of equal coefficients, where no coefficient is a field.
+  bool fields = false;
+  for (const Coefficient& c : m.coefficients) fields = fields || !c.field.empty();
+  if (m.pointwise && !fields) {
+    const long n = storage.extent(0);
+    for (long x = 0; x < n; ++x) {
+      bool changes = x == 0;
+      for (const Coefficient& c : m.coefficients) {
+        if (!c.layer.empty() && c.axis == 0) changes = changes || c.layer[x] != c.layer[x - (x > 0)];
+        if (!c.profile[0].empty()) changes = changes || c.profile[0][x] != c.profile[0][x - (x > 0)];
+      }
+      if (changes) m.x_runs.push_back(storage.lo[0] + x);
+    }
   }
   for (const Source& source : p.sources) {
     switch (source.type) {

@@ -179,11 +179,15 @@ struct PointUpdates {
       for (int n = 0; n < count; ++n) r.k[n] = k[n].row(i);
     return r;
   }
-  // The update at p, x its index along x, in the row `r` (row(i) of any point of the row).
+  // The coefficients' values at p, x its index along x, in the row `r` (row(i) of any point of the row).
+  HW_HD void values(const Row& r, long p, long x, double (&v)[count]) const {
+    for (int n = 0; n < count; ++n) v[n] = k[n].at(r.k[n], p, x);
+  }
+  // The update at p, x its index along x, in the row `r`.
   HW_HD Update at(const Row& r, long p, long x) const {
     if (!varies) return uniform;
     double v[count];
-    for (int n = 0; n < count; ++n) v[n] = k[n].at(r.k[n], p, x);
+    values(r, p, x, v);
     return Update::at_point(v, dt);
   }
   HW_HD Update at(long p, const Index<D>& i) const { return at(row(i), p, i[0]); }
@@ -291,6 +295,11 @@ struct Media {
   int radius = 1;
   std::array<long, max_dims> lo{0, 0, 0};
   std::vector<SourceTerm<D, Real>> sources;
+  // Where the point-by-point coefficients may change along x: the storage x
+  // indices that start a run of equal x tables (layers along x, the x
+  // profiles), from lo[0]; empty where a coefficient is a file's field (every
+  // point its own). A host row makes one update a run.
+  std::vector<long> x_runs;
 
   static Media make(const Problem& p, const LocalDomain<D>& domain);
 

@@ -158,8 +158,12 @@ class HostBackend final : public Backend<D, Real> {
 
   // The same step where coefficients vary: the flux form's operator where
   // alpha varies, the point's own update where another coefficient does.
+  // Updates are made only where the coefficients change along a row (layers:
+  // once a layer; the same inputs make the same update, bit for bit).
   template <int R>
   void step_box_media(const Box<D>& box, const Media<D, Real, Eq>& m) {
+    using Update = typename Eq::template Update<Real>;
+    constexpr int count = PointUpdates<D, Real, Eq>::count;
     const auto lap = laplacian<R>();
     const auto flux = m.template pairs<R>(problem_.spacing, strides_, on_host);
     const auto updates = m.updates(on_host);
@@ -169,16 +173,90 @@ class HostBackend final : public Backend<D, Real> {
     const bool start = Eq::levels == 2 && step_ == 0, flux_form = m.flux_form();
     parallel_rows(box, [&](const Index<D>& row) {
       const long p0 = domain_.layout.offset(row);
-      Index<D> i = row;
+      const auto shared = updates.row(row);
+      if (!flux_form && !m.x_runs.empty()) {
+        // Runs of equal coefficients along x (layers, absorbing profiles):
+        // one update a run, the stencil and the update vectorised together.
+        // A row whose shared values are the last row's (a layer's rows away
+        // from the y and z profiles) takes that row's run updates.
+        thread_local RunCache cache;
+        if (!cache.same(&m, row[0], n, shared)) {
+          cache.updates.clear();
+          for (auto run = std::upper_bound(m.x_runs.begin(), m.x_runs.end(), row[0]) - 1;
+               run != m.x_runs.end() && *run < row[0] + n; ++run) {
+            const long x = std::max(*run, row[0]) - row[0];
+            double v[count];
+            updates.values(shared, p0 + x, row[0] + x, v);
+            cache.updates.push_back(Update::at_point(v, updates.dt));
+          }
+          cache.keep(&m, row[0], n, shared);
+        }
+        auto run = std::upper_bound(m.x_runs.begin(), m.x_runs.end(), row[0]) - 1;
+        for (long x = 0, r = 0; x < n; ++run, ++r) {
+          const long end = std::min<long>(n, run + 1 == m.x_runs.end() ? n : *(run + 1) - row[0]);
+          const Update up = cache.updates[static_cast<std::size_t>(r)];
+          if (end - x < 8) {  // a point or a few of an absorbing profile: not worth a vector loop's set-up
+            for (long k = x; k < end; ++k)
+              next[p0 + k] = start ? up.start(u[p0 + k], next[p0 + k], lap(u, p0 + k))
+                                   : up.step(u[p0 + k], next[p0 + k], lap(u, p0 + k));
+          } else if (start) {
+#pragma omp simd
+            for (long k = x; k < end; ++k) next[p0 + k] = up.start(u[p0 + k], next[p0 + k], lap(u, p0 + k));
+          } else {
+#pragma omp simd
+            for (long k = x; k < end; ++k) next[p0 + k] = up.step(u[p0 + k], next[p0 + k], lap(u, p0 + k));
+          }
+          x = end;
+        }
+        return;
+      }
+      // A point at a time (a coefficient from a file, or the flux form): the
+      // row's operator first, then its updates, each made only where the
+      // coefficients change.
+      thread_local std::vector<Real> ops;
+      ops.resize(static_cast<std::size_t>(n));
+      Real* op = ops.data();
+      if (flux_form) {
+        const long along = component(row, flux.axis);
+        for (long x = 0; x < n; ++x) op[x] = flux(u, p0 + x, flux.axis == 0 ? row[0] + x : along);
+      } else {
+#pragma omp simd
+        for (long x = 0; x < n; ++x) op[x] = lap(u, p0 + x);
+      }
+      Update up = updates.uniform;
+      double last[count];
+      std::fill(std::begin(last), std::end(last), std::numeric_limits<double>::quiet_NaN());
       for (long x = 0; x < n; ++x) {
         const long p = p0 + x;
-        i[0] = row[0] + x;
-        const auto up = updates.at(p, i);
-        const Real l = flux_form ? flux(u, p, component(i, flux.axis)) : lap(u, p);
-        next[p] = start ? up.start(u[p], next[p], l) : up.step(u[p], next[p], l);
+        if (updates.varies) {
+          double v[count];
+          updates.values(shared, p, row[0] + x, v);
+          if (!std::equal(std::begin(v), std::end(v), std::begin(last))) {
+            up = Update::at_point(v, updates.dt);
+            std::copy(std::begin(v), std::end(v), std::begin(last));
+          }
+        }
+        next[p] = start ? up.start(u[p], next[p], op[x]) : up.step(u[p], next[p], op[x]);
       }
     });
   }
+
+  // The updates of a row's runs of equal coefficients, for the row they were made for.
+  struct RunCache {
+    const void* media = nullptr;  // whose runs (a thread serves every backend of the process)
+    long first = 0, n = -1;
+    typename PointUpdates<D, Real, Eq>::Row shared{};
+    std::vector<typename Eq::template Update<Real>> updates;
+    bool same(const void* owner, long x0, long count, const typename PointUpdates<D, Real, Eq>::Row& row) const {
+      if (owner != media || x0 != first || count != n) return false;
+      for (int k = 0; k < PointUpdates<D, Real, Eq>::count; ++k)
+        if (row.k[k].medium != shared.k[k].medium || row.k[k].profiles != shared.k[k].profiles) return false;
+      return true;
+    }
+    void keep(const void* owner, long x0, long count, const typename PointUpdates<D, Real, Eq>::Row& row) {
+      media = owner, first = x0, n = count, shared = row;
+    }
+  };
 
   // The sources after the step over `box`: each one's f(t_n) q at the points
   // it touches inside the box, added by the point's Update::force, one source
