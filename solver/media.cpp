@@ -70,21 +70,50 @@ std::string point_name(std::uint64_t linear, const std::array<long, 3>& points, 
   return fmt::format("[{}] (x, y, z)", fmt::join(index, ", "));
 }
 
-// The value a storage point takes from a field file, read with one
-// hyperslab per combination of contiguous runs of the global indices the
-// storage box needs (a periodic halo needs the far side of the axis).
+// How a storage index along an axis takes its value from the grid's points:
+// a weighted sum of them (one term with weight 1 inside the grid).
+struct Taken {
+  std::vector<std::pair<long, double>> terms;  // (global index, weight)
+};
+
+// Along an axis of n points, the global index `g` (maybe past a face): its
+// periodic image, its own point, or past a non-periodic face either its
+// mirror image (`continued` false: a source's value, which no step reads)
+// or the quartic through the 5 points nearest the face evaluated at g (a
+// coefficient continued past the face, to O(h^5), so that radius 2 keeps
+// order 4: docs/design.md, "Coefficients past the faces").
+Taken taken_from(long g, long n, bool periodic, bool continued) {
+  if (periodic || (g >= 0 && g < n) || !continued) return {{{sample_index(g, n, periodic), 1.0}}};
+  const long m = std::min<long>(5, n);
+  const long first = g < 0 ? 0 : n - m;
+  Taken t;
+  for (long k = 0; k < m; ++k) {
+    double w = 1;
+    for (long l = 0; l < m; ++l)
+      if (l != k) w *= static_cast<double>(g - (first + l)) / static_cast<double>(k - l);
+    t.terms.emplace_back(first + k, w);
+  }
+  return t;
+}
+
+// The value every storage point takes from a field file (layout order, NaN
+// in the padding), read with one hyperslab per combination of contiguous
+// runs of the global indices the storage box needs (a periodic halo needs
+// the far side of the axis; a continued ghost the 5 points by the face).
 template <int D>
 std::vector<double> sample_file(const Problem& p, const std::string& path, const std::string& dataset,
-                                const LocalDomain<D>& domain) {
+                                const LocalDomain<D>& domain, bool continued) {
   const hdf5::Reader file(path);
   const Box<D> storage = domain.layout.storage_box();
-  std::array<std::vector<long>, D> global;                 // per axis: the global index of each storage index
+  std::array<std::vector<Taken>, D> taken;                 // per axis: how each storage index takes its value
   std::array<std::vector<std::pair<long, long>>, D> runs;  // per axis: (first global index, count)
   std::array<std::map<long, long>, D> position;            // per axis: global index -> compressed position
   for (int a = 0; a < D; ++a) {
-    for (long i = storage.lo[a]; i < storage.hi[a]; ++i)
-      global[a].push_back(sample_index(i + domain.offset[a], p.points[a], p.periodic[a]));
-    std::vector<long> needed = global[a];
+    std::vector<long> needed;
+    for (long i = storage.lo[a]; i < storage.hi[a]; ++i) {
+      taken[a].push_back(taken_from(i + domain.offset[a], p.points[a], p.periodic[a], continued));
+      for (const auto& [g, w] : taken[a].back().terms) needed.push_back(g);
+    }
     std::sort(needed.begin(), needed.end());
     needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
     for (std::size_t k = 0; k < needed.size(); ++k) {
@@ -94,6 +123,8 @@ std::vector<double> sample_file(const Problem& p, const std::string& path, const
       else
         ++runs[a].back().second;
     }
+    for (Taken& t : taken[a])
+      for (auto& [g, w] : t.terms) g = position[a][g];  // from now on, compressed positions
   }
   std::array<long, D> compressed{};
   long total = 1;
@@ -125,18 +156,34 @@ std::vector<double> sample_file(const Problem& p, const std::string& path, const
     while (a < D && ++pick[a] == runs[a].size()) pick[a++] = 0;
     if (a == D) break;
   }
+  // Each storage point: the sum over its axes' terms (one term inside the grid;
+  // a ghost of a corner, the product of its axes' weights).
   std::vector<double> field(domain.layout.storage_size(), std::numeric_limits<double>::quiet_NaN());
   Index<D> i;
   const long points = storage.size();
   for (long k = 0; k < points; ++k) {
-    long rest = k, target = 0, scale = 1;
+    long rest = k;
+    std::array<const Taken*, D> t{};
     for (int a = 0; a < D; ++a) {
       i[a] = storage.lo[a] + rest % storage.extent(a);
       rest /= storage.extent(a);
-      target += position[a][global[a][i[a] - storage.lo[a]]] * scale;
-      scale *= compressed[a];
+      t[a] = &taken[a][static_cast<std::size_t>(i[a] - storage.lo[a])];
     }
-    field[domain.layout.offset(i)] = values[static_cast<std::size_t>(target)];
+    double value = 0;
+    std::array<std::size_t, D> term{};
+    for (;;) {
+      long target = 0, scale = 1;
+      double weight = 1;
+      for (int a = 0; a < D; ++a) {
+        const auto& [g, w] = t[a]->terms[term[a]];
+        target += g * scale, scale *= compressed[a], weight *= w;
+      }
+      value += weight * values[static_cast<std::size_t>(target)];
+      int a = 0;
+      while (a < D && ++term[a] == t[a]->terms.size()) term[a++] = 0;
+      if (a == D) break;
+    }
+    field[domain.layout.offset(i)] = value;
   }
   return field;
 }
@@ -283,21 +330,32 @@ long sampled(const Problem& p, const LocalDomain<D>& domain, int a, long i) {
   return sample_index(i + domain.offset[a], p.points[a], p.periodic[a]);
 }
 
-// A table along axis a over the storage box: f(global index sampled there).
+// A coefficient's table along axis a over the storage box: f(global index),
+// the index continued past a non-periodic face (a layer or a profile is
+// evaluated where the ghost is), wrapped on a periodic axis.
 template <int D, class F>
 std::vector<double> axis_table(const Problem& p, const LocalDomain<D>& domain, int a, F&& f) {
   const Box<D> storage = domain.layout.storage_box();
   std::vector<double> table;
-  for (long i = storage.lo[a]; i < storage.hi[a]; ++i) table.push_back(f(sampled(p, domain, a, i)));
+  for (long i = storage.lo[a]; i < storage.hi[a]; ++i) {
+    const long g = i + domain.offset[a];
+    table.push_back(f(p.periodic[a] ? sample_index(g, p.points[a], true) : g));
+  }
   return table;
 }
 
-// A file's field (layout order) in the working precision.
+// A coefficient's file (layout order) in the working precision, continued
+// past the faces by quartic extrapolation, never below the data's least
+// value (a positive coefficient stays positive).
 template <class Real, int D>
-std::vector<Real> file_field(const Problem& p, const std::string& path, const std::string& dataset,
-                             const LocalDomain<D>& domain) {
-  const std::vector<double> values = sample_file(p, path, dataset, domain);
-  return std::vector<Real>(values.begin(), values.end());
+std::vector<Real> file_field(const Problem& p, const std::string& key, const std::string& path,
+                             const std::string& dataset, const LocalDomain<D>& domain) {
+  const double least = p.material_range.at(key).first;
+  const std::vector<double> values = sample_file(p, path, dataset, domain, true);
+  std::vector<Real> field(values.size());
+  for (std::size_t k = 0; k < values.size(); ++k)
+    field[k] = static_cast<Real>(std::isnan(values[k]) ? values[k] : std::max(values[k], least));
+  return field;
 }
 
 double central_weight(int radius, int j) {
@@ -368,7 +426,7 @@ SourceTerm<D, Real> field_source(const Problem& p, const Source& s, const LocalD
   const Box<D> storage = domain.layout.storage_box();
   for (int a = 0; a < D; ++a)
     for (long i = storage.lo[a]; i < storage.hi[a]; ++i) term.index[a].push_back(i);
-  const std::vector<double> values = sample_file(p, s.path, s.dataset, domain);
+  const std::vector<double> values = sample_file(p, s.path, s.dataset, domain, false);
   term.q.reserve(static_cast<std::size_t>(storage.size()));
   for_each_product(term, [&](const std::array<std::size_t, D>& k) {
     Index<D> i;
@@ -402,7 +460,7 @@ Media<D, Real, Eq> Media<D, Real, Eq>::make(const Problem& p, const LocalDomain<
       // The heat's alpha: the pair coefficients K, from a file's alpha a point or a table.
       m.flux = true;
       if (medium.type == MediumType::file) {
-        m.flux_alpha = file_field<Real>(p, medium.path, medium.dataset, domain);
+        m.flux_alpha = file_field<Real>(p, key, medium.path, medium.dataset, domain);
         continue;
       }
       m.flux_axis = medium.type == MediumType::layers ? medium.axis : 0;
@@ -430,7 +488,7 @@ Media<D, Real, Eq> Media<D, Real, Eq>::make(const Problem& p, const LocalDomain<
         c.layer = axis_table(p, domain, medium.axis, [&](long g) { return layer_value(p, medium, g); });
         break;
       case MediumType::file:
-        c.field = file_field<Real>(p, medium.path, medium.dataset, domain);
+        c.field = file_field<Real>(p, key, medium.path, medium.dataset, domain);
         break;
     }
     if (std::string_view(key) == "gamma" && has_absorbing_faces(p))

@@ -15,6 +15,11 @@
 //   smooth:  k = k0 (1 + 1/2 prod_a cos(k_a x_a)), k_a = pi/L_a (2 pi/L_a on a
 //            periodic axis): even about every face, as the coefficients' mirror
 //            rule, so smooth past them too: order 2 * radius;
+//   skewed:  k = k0 (1 + sum_a x_a/(4 L_a) + 1/2 prod_a x_a/L_a) over the axes
+//            that are not periodic: no symmetry about any such face (the
+//            issue's alpha = 1 + xy/2, with a slope at every face), so its
+//            ghosts must continue it (docs/design.md, "Coefficients past the
+//            faces"): order 2 * radius;
 //   layered: k = k0 below x_I, 4 k0 above, x_I = L/2 + h/2 midway between two
 //            grid points on every grid. Heat: X continuous with a continuous
 //            flux alpha X' (X = (psi - psi(x_I))/alpha + K), which the harmonic
@@ -28,9 +33,9 @@
 
 namespace heatwave::validation {
 
-enum class ManufacturedKind { smooth, layered };
-inline constexpr std::array<std::pair<ManufacturedKind, const char*>, 2> manufactured_names{
-    {{ManufacturedKind::smooth, "smooth"}, {ManufacturedKind::layered, "layered"}}};
+enum class ManufacturedKind { smooth, skewed, layered };
+inline constexpr std::array<std::pair<ManufacturedKind, const char*>, 3> manufactured_names{
+    {{ManufacturedKind::smooth, "smooth"}, {ManufacturedKind::skewed, "skewed"}, {ManufacturedKind::layered, "layered"}}};
 
 // A ladder's orders must lie within the tolerance of `order`, or (at_least) not below it.
 struct ExpectedOrder {
@@ -68,6 +73,7 @@ class Manufactured {
     double slope(double x) const;
   };
   double shape_product(const Point& x, int skip) const;  // prod of phi_a over the axes but `skip`
+  double coefficient_slope(const Point& x, int a) const;  // dk/dx_a (smooth, skewed)
   double psi(double x) const;                            // layered heat: the flux potential along x
   double psi_curvature(double x) const;
   double profile(double x) const;  // layered heat: X along x
@@ -78,6 +84,7 @@ class Manufactured {
   double k0_;
   std::array<double, 3> length_{};
   std::array<Shape, 3> shapes_{};
+  std::array<bool, 3> periodic_{};
   double omega_ = 0;                                   // wave
   double interface_ = 0, below_ = 0, above_ = 0;       // layered
   bool dirichlet_x_ = false;                           // layered heat: psi's kind

@@ -105,9 +105,16 @@ std::vector<double> read_grid_field(const std::string& path, const std::string& 
   return values;
 }
 
-// A medium's value at every grid point. Layers: values[i] between
+// A layered medium's value at a position along its axis: values[i] between
 // interfaces[i-1] and interfaces[i]; a point on an interface is past it, so
-// it takes the upper value.
+// it takes the upper value (before the first interface, the first layer).
+double layer_value(const Medium& m, double position) {
+  std::size_t layer = 0;
+  while (layer < m.interfaces.size() && position >= m.interfaces[layer]) ++layer;
+  return m.values[layer];
+}
+
+// A medium's value at every grid point.
 std::vector<double> medium_values(const Medium& m, const Grid& grid) {
   if (m.type == MediumType::file) return read_grid_field(m.path, m.dataset, grid);
   std::vector<double> values(static_cast<std::size_t>(grid.points()), m.value);
@@ -116,10 +123,8 @@ std::vector<double> medium_values(const Medium& m, const Grid& grid) {
     for (long y = 0; y < grid.n[1]; ++y)
       for (long x = 0; x < grid.n[0]; ++x) {
         const long g[3] = {x, y, z};
-        const double position = static_cast<double>(g[m.axis]) * grid.h[m.axis];
-        std::size_t layer = 0;
-        while (layer < m.interfaces.size() && position >= m.interfaces[layer]) ++layer;
-        values[static_cast<std::size_t>(grid.linear(g))] = m.values[layer];
+        values[static_cast<std::size_t>(grid.linear(g))] =
+            layer_value(m, static_cast<double>(g[m.axis]) * grid.h[m.axis]);
       }
   return values;
 }
@@ -198,9 +203,9 @@ class Solver {
     // Heat with alpha in the material takes the flux form; the wave's c and
     // gamma are per-point factors of its update, constant or not.
     flux_form_ = !wave() && problem_.material.count("alpha") > 0;
-    if (flux_form_) alpha_ = with_ghosts(coefficient_values("alpha"));
-    if (wave()) c_ = with_ghosts(coefficient_values("c"));
-    if (damped()) gamma_ = with_ghosts(with_absorbing_layers(coefficient_values("gamma")));
+    if (flux_form_) alpha_ = coefficient("alpha");
+    if (wave()) c_ = coefficient("c");
+    if (damped()) gamma_ = coefficient("gamma");
     for (const Source& source : problem_.sources) sources_.push_back(with_ghosts(source_values(source, grid_)));
     if (!sources_.empty())
       source_sum_ = Coefficient("reference source sum", grid_.extent(0), grid_.extent(1), grid_.extent(2));
@@ -263,31 +268,78 @@ class Solver {
   // Absorbing faces (docs/design.md, "Absorbing faces"), in this solver's own
   // terms: inside a face's layer of w points the damping grows by
   // 12 c_max / (w h) times the square of the depth into the layer, from 0 at
-  // its inner edge to 1 at the wall; layers of two faces add up.
-  std::vector<double> with_absorbing_layers(std::vector<double> gamma) const {
+  // its inner edge to 1 at the wall (and on past it, for a point beyond the
+  // face); layers of two faces add up.
+  double absorbing_extra(const long g[3]) const {
     const double c_max = problem_.coefficients.get("c");
-    for (long z = 0; z < grid_.n[2]; ++z)
-      for (long y = 0; y < grid_.n[1]; ++y)
-        for (long x = 0; x < grid_.n[0]; ++x) {
-          const long g[3] = {x, y, z};
-          double extra = 0;
-          for (int a = 0; a < grid_.dims; ++a)
-            for (int side = 0; side < 2; ++side) {
-              const long w = problem_.faces[a][side].absorbing;
-              const long inside = side == 0 ? g[a] : grid_.n[a] - 1 - g[a];  // points from the wall
-              if (w > 0 && inside < w) {
-                const double depth = static_cast<double>(w - inside) / static_cast<double>(w);
-                extra += 12.0 * c_max / (static_cast<double>(w) * grid_.h[a]) * depth * depth;
-              }
-            }
-          gamma[static_cast<std::size_t>(grid_.linear(g))] += extra;
+    double extra = 0;
+    for (int a = 0; a < grid_.dims; ++a)
+      for (int side = 0; side < 2; ++side) {
+        const long w = problem_.faces[a][side].absorbing;
+        const long inside = side == 0 ? g[a] : grid_.n[a] - 1 - g[a];  // points from the wall
+        if (w > 0 && inside < w) {
+          const double depth = static_cast<double>(w - inside) / static_cast<double>(w);
+          extra += 12.0 * c_max / (static_cast<double>(w) * grid_.h[a]) * depth * depth;
         }
-    return gamma;
+      }
+    return extra;
   }
 
-  // Grid-point values over the whole storage: a ghost takes the value of
-  // its mirror or periodic image (docs/design.md, "Coefficients past the
-  // faces"). Corners too, though no stencil here reads them.
+  // A coefficient over the whole storage, ghosts past the faces too
+  // (docs/design.md, "Coefficients past the faces"), in this solver's own
+  // words: a periodic axis wraps; past another face a constant is itself, a
+  // layered medium is the layer where the ghost lies, and a file's data is
+  // continued by the quartic through the 5 grid points nearest the face (its
+  // Lagrange form, axis by axis), never below the data's least value.
+  Coefficient coefficient(const char* key) const {
+    const auto it = problem_.material.find(key);
+    const Medium* medium = it == problem_.material.end() ? nullptr : &it->second;
+    const std::vector<double> values = coefficient_values(key);
+    const double least = *std::min_element(values.begin(), values.end());
+    Coefficient k("reference coefficient", grid_.extent(0), grid_.extent(1), grid_.extent(2));
+    auto host = Kokkos::create_mirror_view(k);
+    for (long z = 0; z < grid_.extent(2); ++z)
+      for (long y = 0; y < grid_.extent(1); ++y)
+        for (long x = 0; x < grid_.extent(0); ++x) {
+          long g[3] = {x - grid_.ghosts[0], y - grid_.ghosts[1], z - grid_.ghosts[2]};
+          for (int a = 0; a < grid_.dims; ++a)
+            if (grid_.periodic[a]) g[a] = grid_.image(a, g[a]);
+          double v = 0;
+          if (medium && medium->type == MediumType::layers) {
+            v = layer_value(*medium, static_cast<double>(g[medium->axis]) * grid_.h[medium->axis]);
+          } else if (medium && medium->type == MediumType::file) {
+            v = std::max(least, continued(values, g, 0));
+          } else {
+            v = values[0];  // a constant
+          }
+          if (std::string(key) == "gamma") v += absorbing_extra(g);
+          host(x, y, z) = v;
+        }
+    Kokkos::deep_copy(k, host);
+    return k;
+  }
+
+  // Grid values at g, continued past a non-periodic face from axis `a` on
+  // by the quartic through the 5 points nearest it (weights: Lagrange's).
+  double continued(const std::vector<double>& values, long g[3], int a) const {
+    for (; a < grid_.dims; ++a)
+      if (g[a] < 0 || g[a] >= grid_.n[a]) break;
+    if (a == grid_.dims) return values[static_cast<std::size_t>(grid_.linear(g))];
+    const long m = std::min<long>(5, grid_.n[a]), first = g[a] < 0 ? 0 : grid_.n[a] - m, at = g[a];
+    double sum = 0;
+    for (long node = 0; node < m; ++node) {
+      double weight = 1;
+      for (long other = 0; other < m; ++other)
+        if (other != node) weight *= static_cast<double>(at - (first + other)) / static_cast<double>(node - other);
+      g[a] = first + node;
+      sum += weight * continued(values, g, a + 1);
+    }
+    g[a] = at;
+    return sum;
+  }
+
+  // A source's grid-point values over the whole storage: a ghost takes the
+  // value of its mirror or periodic image (no step reads it there).
   Coefficient with_ghosts(const std::vector<double>& values) const {
     Coefficient k("reference coefficient", grid_.extent(0), grid_.extent(1), grid_.extent(2));
     auto host = Kokkos::create_mirror_view(k);

@@ -262,7 +262,7 @@ Check parse_check(const Section& checks, const std::string& key, CheckKind kind,
     if (c.order <= 0) s.invalid("order", "must be > 0");
   }
   if (manufactured) {
-    if (!s.has("problem")) s.invalid("problem", "is required (smooth or layered)");
+    if (!s.has("problem")) s.invalid("problem", "is required (smooth, skewed or layered)");
     c.problem = s.named("problem", ManufacturedKind::smooth, manufactured_names);
     if (const std::string why = Manufactured::unsupported(c.problem, p); !why.empty())
       checks.fail(
@@ -648,7 +648,8 @@ void convergence_rows(const Case& c, const Check& check, MPI_Comm comm, bool rep
 // looks), and points the config at them through the user-facing keys.
 Config with_manufactured_files(Config cfg, const Manufactured& m, const std::string& file, bool writer, MPI_Comm comm) {
   const Problem p = Problem::from(cfg);
-  const bool heat = p.equation == Equation::heat, smooth = m.kind() == ManufacturedKind::smooth;
+  // A smooth or skewed coefficient is a field from the file; the layered one the config's layers.
+  const bool heat = p.equation == Equation::heat, smooth = m.kind() != ManufacturedKind::layered;
   if (smooth) {
     Medium medium;
     medium.type = MediumType::file, medium.path = file, medium.dataset = m.coefficient_key();

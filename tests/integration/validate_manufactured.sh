@@ -44,9 +44,9 @@ case_head='cases:
   - name: c
     config: {equation: heat, grid: {points: [9, 9]}, time: {t_end: 0.01}, boundary: dirichlet, initial: {type: constant}}'
 expect 7 "$case_head
-    checks: {manufactured: {}}" "'cases[0].checks.manufactured.problem' is required (smooth or layered)"
+    checks: {manufactured: {}}" "'cases[0].checks.manufactured.problem' is required (smooth, skewed or layered)"
 expect 7 "$case_head
-    checks: {manufactured: {problem: wavy}}" "'wavy' is not one of: smooth, layered"
+    checks: {manufactured: {problem: wavy}}" "'wavy' is not one of: smooth, skewed, layered"
 expect 7 "$case_head
     overrides: {equation: damped_wave}
     checks: {manufactured: {problem: smooth}}" "cannot make the 'smooth' problem on this case" "made for heat and wave"

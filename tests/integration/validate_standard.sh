@@ -20,7 +20,7 @@ kokkos = r["reference"].startswith("Kokkos")
 reference = [row for row in r["rows"] if row["check"] == "reference"]
 assert len(reference) == (196 if kokkos else 60), len(reference)
 assert all((row["result"] == "PASS") == kokkos and (row["result"] == "SKIP") != kokkos for row in reference)
-passes = 314 + 75 + (196 if kokkos else 0)
+passes = 314 + 111 + (196 if kokkos else 0)
 assert r["passed"] and r["summary"] == {"pass": passes, "fail": 0, "skip": 0 if kokkos else 60}, r["summary"]
 # The receivers' traces against the reference: 4 absorbing cases and 2 seismic-3d cases, two rows each.
 traces = [row for row in reference if row["quantity"].startswith("traces")]
@@ -35,13 +35,13 @@ assert len(exact) == 192, len(exact)
 orders = [row["measured"] for row in r["rows"] if row["check"] == "convergence"]
 assert len(orders) == 10 and all(1.9 < o < 2.1 or 3.9 < o < 4.1 for o in orders), orders
 manufactured = [row for row in r["rows"] if row["check"] == "manufactured"]
-assert len({row["case"] for row in manufactured}) == 25 and len(manufactured) == 75, len(manufactured)
+assert len({row["case"] for row in manufactured}) == 37 and len(manufactured) == 111, len(manufactured)
 md = open(os.path.join(d, "report.md")).read()
 passed_lines = sum(1 for line in md.splitlines() if line.startswith("| ") and "| PASS" in line)
 assert passed_lines == passes, passed_lines
 try:
     import matplotlib  # noqa: F401
-    assert len(r["plots"]["files"]) == 30 and all(os.path.getsize(f) > 1000 for f in r["plots"]["files"]), r["plots"]
+    assert len(r["plots"]["files"]) == 42 and all(os.path.getsize(f) > 1000 for f in r["plots"]["files"]), r["plots"]
 except ImportError:
     assert r["plots"]["note"], "no plots and no note saying why"
 print("1 passed, 0 failed")
