@@ -14,7 +14,9 @@
 #include <limits>
 #include <cerrno>
 #include <cstring>
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <type_traits>
@@ -22,6 +24,8 @@
 #include "io/collective.hpp"
 #include "io/errors.hpp"
 #include "io/files.hpp"
+#include "io/fnv.hpp"
+#include "io/log.hpp"
 
 #ifndef HEATWAVE_HDF5_PARALLEL
 #define HEATWAVE_HDF5_PARALLEL 0
@@ -448,21 +452,28 @@ void Reader::read(const std::string& dataset, const Block& block, Real* out) con
   at(H5Dread(data, memory_type<Real>(), memory, file_space, H5P_DEFAULT, out), "H5Dread");
 }
 
-std::uint64_t Reader::verify(const std::string& dataset) const {
+void Reader::for_each_slab(const std::string& dataset, std::uint64_t values,
+                           const std::function<void(std::uint64_t, const std::vector<double>&)>& visit) const {
   const std::vector<std::uint64_t> global = shape(dataset);
-  if (global.empty()) return 0;
+  if (global.empty()) return;
   std::uint64_t plane = 1;  // values of one index of the slowest axis
   for (std::size_t a = 1; a < global.size(); ++a) plane *= global[a];
-  const std::uint64_t slab = std::max<std::uint64_t>(1, (std::uint64_t(1) << 20) / std::max<std::uint64_t>(plane, 1));
-  std::vector<double> values;
+  const std::uint64_t slab = std::max<std::uint64_t>(1, values / std::max<std::uint64_t>(plane, 1));
+  std::vector<double> slab_values;
   for (std::uint64_t first = 0; first < global[0]; first += slab) {
     Block block{global, std::vector<std::uint64_t>(global.size(), 0), global};
     block.offset[0] = first;
     block.count[0] = std::min(slab, global[0] - first);
-    values.resize(block.count[0] * plane);
-    read(dataset, block, values.data());
+    slab_values.resize(block.count[0] * plane);
+    read(dataset, block, slab_values.data());
+    visit(first * plane, slab_values);
   }
-  return global[0] * plane;
+}
+
+std::uint64_t Reader::verify(const std::string& dataset) const {
+  std::uint64_t count = 0;
+  for_each_slab(dataset, std::uint64_t(1) << 20, [&](std::uint64_t, const std::vector<double>& v) { count += v.size(); });
+  return count;
 }
 
 template void Reader::read<float>(const std::string&, const Block&, float*) const;
@@ -522,6 +533,44 @@ std::string Reader::describe() const {
     os << "\n";
   }
   return os.str();
+}
+
+// ------------------------------------------------------------ summary ---
+
+const DatasetSummary& summarize(const std::string& path, const std::string& dataset) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) throw Error(ExitCode::file_not_found, path + ": " + std::strerror(errno));
+  const std::string key = path + "#" + dataset + "#" + std::to_string(info.st_size) + "#" +
+                          std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
+  static std::map<std::string, DatasetSummary> done;
+  if (const auto it = done.find(key); it != done.end()) return it->second;
+  const Reader file(path);
+  const std::vector<std::uint64_t> shape = file.shape(dataset);
+  DatasetSummary s;
+  s.min = std::numeric_limits<double>::infinity(), s.max = -s.min;
+  Fnv1a hash;
+  hash(shape.size());
+  for (std::uint64_t n : shape) hash(n);
+  std::uint64_t total = 1;
+  for (std::uint64_t n : shape) total *= n;
+  file.for_each_slab(dataset, std::uint64_t(1) << 17, [&](std::uint64_t first, const std::vector<double>& values) {
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      const double v = values[k];
+      const std::uint64_t at = first + k;
+      hash(std::bit_cast<std::uint64_t>(v));
+      if (!std::isfinite(v)) {
+        if (!s.has_nonfinite) s.has_nonfinite = true, s.nonfinite = v, s.nonfinite_at = at;
+        continue;
+      }
+      s.min = std::min(s.min, v), s.max = std::max(s.max, v);
+      if (v <= 0 && !s.has_nonpositive) s.has_nonpositive = true, s.nonpositive = v, s.nonpositive_at = at;
+      if (v < 0 && !s.has_negative) s.has_negative = true, s.negative = v, s.negative_at = at;
+    }
+    startup_progress(fmt::format("reading {} of {}: {:.0f}%", dataset, path,
+                                 100.0 * static_cast<double>(first + values.size()) / static_cast<double>(total)));
+  });
+  s.hash = hash.hex();
+  return done.emplace(key, s).first->second;
 }
 
 // ------------------------------------------------------------- traces ---

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -70,11 +71,31 @@ class Reader {
   // checks each chunk's Fletcher32 checksum: Error(corrupt_file) on the first
   // damaged chunk. Returns the values read.
   std::uint64_t verify(const std::string& dataset) const;
+  // Every value of `dataset` in file order, as doubles, in slabs of whole
+  // indices of its slowest axis of about `values` values each:
+  // visit(index of the slab's first value, the slab's values).
+  void for_each_slab(const std::string& dataset, std::uint64_t values,
+                     const std::function<void(std::uint64_t, const std::vector<double>&)>& visit) const;
 
  private:
   std::string path_;
   std::int64_t file_ = -1;  // hid_t
 };
+
+// One pass over a whole dataset (in slabs of about 1 MiB), remembered for the
+// process while the file keeps its size and modification time: its least and
+// largest value, the first value that is not finite, the first <= 0 and the
+// first < 0 (C-order indices, 0 when none: `has_*`), and the FNV-1a 64 hash
+// of its shape and values read as double. A medium's range, checks and
+// content hash from one read of its file, however often a run asks.
+struct DatasetSummary {
+  double min = 0, max = 0;
+  bool has_nonfinite = false, has_nonpositive = false, has_negative = false;
+  double nonfinite = 0, nonpositive = 0, negative = 0;
+  std::uint64_t nonfinite_at = 0, nonpositive_at = 0, negative_at = 0;
+  std::string hash;
+};
+const DatasetSummary& summarize(const std::string& path, const std::string& dataset);
 
 // Receiver traces (solver/receivers.hpp), format "heatwave receivers 2":
 // /traces [capacity, receivers] float64 (a row a sample: time down,

@@ -1,5 +1,7 @@
 #include "io/log.hpp"
 
+#include <chrono>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <unistd.h>
 
@@ -65,6 +67,19 @@ void init_logging(int rank, int size, spdlog::level::level_enum level) {
   logger->set_level(rank == 0 ? level : std::max(level, spdlog::level::warn));
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
+}
+
+namespace {
+// When the process began, as near as a static initialiser gets.
+const auto process_start = std::chrono::steady_clock::now();
+}  // namespace
+
+void startup_progress(const std::string& what) {
+  static double last = 0;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - process_start).count();
+  if (elapsed < 2 || elapsed - last < 2) return;
+  last = elapsed;
+  spdlog::info("start-up: {} ({})", what, format_duration(elapsed));
 }
 
 std::string format_duration(double s) {

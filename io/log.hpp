@@ -4,6 +4,8 @@
 // Info and debug go to stdout, warnings and errors to stderr; colour only on a terminal.
 #include <spdlog/spdlog.h>
 
+#include "io/startup_progress.hpp"
+
 namespace heatwave {
 
 void init_logging(int rank, int size, spdlog::level::level_enum level = spdlog::level::info);

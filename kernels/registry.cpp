@@ -11,6 +11,7 @@
 #include "kernels/host/host_backend.hpp"
 #include "solver/halo_transport.hpp"
 #include "solver/memory_check.hpp"
+#include "solver/media.hpp"
 #include "solver/receivers.hpp"
 #ifdef HEATWAVE_HAVE_CUDA
 #include "kernels/cluster/cluster_backend.hpp"
@@ -83,6 +84,18 @@ void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>
                            from_file(p.initial) || from_file(p.velocity);
   on_every_rank(comm, [&] {
     MemoryNeed need = memory_need(p, domain, gpu.has_value(), field_files);
+    // Media and sources as the config defines them: fields read from files
+    // where they compute, and on the host the staging that reads them.
+    const MediaMemory media = media_memory(p, domain);
+    need.host += media.staging + (gpu ? 0 : media.held);
+    if (gpu) {
+      need.host += media.held;  // made on the host, then copied
+      need.device += media.held;
+      // cuda-cluster's 2D tiles read the heat's pair coefficients as fields.
+      if (run.backend == BackendKind::cuda_cluster && D == 2 && p.equation == Equation::heat && p.varies())
+        need.device += static_cast<std::size_t>(D * p.radius) * domain.layout.storage_size() *
+                       (p.precision == Precision::float32 ? 4 : 8);
+    }
     if (run.receivers.any()) {
       int rank = 0;
       check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");

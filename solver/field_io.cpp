@@ -13,6 +13,7 @@
 
 #include "build_info.hpp"
 #include "io/errors.hpp"
+#include "io/fnv.hpp"
 #include "io/xdmf.hpp"
 
 namespace heatwave::field_io {
@@ -50,39 +51,10 @@ std::vector<long long> axes(const T& values, int dims, bool c_order) {
   return v;
 }
 
-// FNV-1a 64 (as config_hash) of 64-bit words, byte by byte, least
-// significant first: the same on every host.
-struct Fnv1a {
-  std::uint64_t h = 1469598103934665603ull;
-  void operator()(std::uint64_t word) {
-    for (int b = 0; b < 8; ++b) h = (h ^ ((word >> (8 * b)) & 0xffu)) * 1099511628211ull;
-  }
-  std::string hex() const { return fmt::format("{:016x}", h); }
-};
-
 // The hash of a dataset's shape and values read as double in C order: the
 // same values written again, in another layout or type, keep it.
 std::string values_hash(const std::string& path, const std::string& dataset) {
-  const hdf5::Reader file(path);
-  const std::vector<std::uint64_t> shape = file.shape(dataset);
-  Fnv1a add;
-  add(shape.size());
-  for (std::uint64_t n : shape) add(n);
-  if (!shape.empty()) {
-    std::uint64_t plane = 1;  // values of one index of the slowest axis
-    for (std::size_t a = 1; a < shape.size(); ++a) plane *= shape[a];
-    const std::uint64_t slab = std::max<std::uint64_t>(1, (std::uint64_t(1) << 20) / std::max<std::uint64_t>(plane, 1));
-    std::vector<double> values;
-    for (std::uint64_t first = 0; first < shape[0]; first += slab) {
-      hdf5::Block block{shape, std::vector<std::uint64_t>(shape.size(), 0), shape};
-      block.offset[0] = first;
-      block.count[0] = std::min(slab, shape[0] - first);
-      values.resize(block.count[0] * plane);
-      file.read(dataset, block, values.data());
-      for (double v : values) add(std::bit_cast<std::uint64_t>(v));
-    }
-  }
-  return add.hex();
+  return hdf5::summarize(path, dataset).hash;
 }
 
 const char* media_attribute = "media_hashes";

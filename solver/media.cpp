@@ -12,6 +12,7 @@
 
 #include "io/errors.hpp"
 #include "io/hdf5.hpp"
+#include "io/startup_progress.hpp"
 #include "core/equations/equations.hpp"
 
 namespace heatwave {
@@ -41,26 +42,6 @@ std::unique_ptr<hdf5::Reader> open_field(const std::string& what, const std::str
                             "fastest, grid.points reversed)",
                             what, dataset, path, fmt::join(found, ", "), fmt::join(needed, ", ")));
   return file;
-}
-
-// Calls each(value, global index) over a whole dataset, read a slab of the
-// outermost axis at a time.
-template <class F>
-void for_each_value(const hdf5::Reader& file, const std::string& dataset, const std::array<long, 3>& points, int dims,
-                    F&& each) {
-  hdf5::Block slab;
-  slab.global = file_shape(points, dims);
-  slab.offset.assign(dims, 0);
-  slab.count = slab.global;
-  slab.count[0] = 1;
-  std::uint64_t per_slab = 1;
-  for (int a = 1; a < dims; ++a) per_slab *= slab.count[a];
-  std::vector<double> values(per_slab);
-  for (std::uint64_t s = 0; s < slab.global[0]; ++s) {
-    slab.offset[0] = s;
-    file.read(dataset, slab, values.data());
-    for (std::uint64_t i = 0; i < per_slab; ++i) each(values[i], s * per_slab + i);
-  }
 }
 
 // The global index, in words, of the linear index of a dataset (x fastest).
@@ -225,29 +206,29 @@ ValueRange medium_range(const std::string& config, const CoefficientSpec& spec, 
       break;
   }
   const std::string what = config + ": 'material." + spec.key + ".path'";
-  const auto file = open_field(what, medium.path, medium.dataset, points, dims);
-  ValueRange range{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
-  for_each_value(*file, medium.dataset, points, dims, [&](double v, std::uint64_t linear) {
-    if (!std::isfinite(v) || (spec.zero_allowed ? v < 0 : v <= 0))
-      throw Error(ExitCode::invalid_value,
-                  fmt::format("{}: dataset '{}' of {} holds {} at {}: {} ({}) must be {}", what, medium.dataset,
-                              medium.path, v, point_name(linear, points, dims), spec.meaning, spec.key,
-                              spec.zero_allowed ? "finite and >= 0" : "finite and > 0"));
-    range.min = std::min(range.min, v), range.max = std::max(range.max, v);
-  });
-  return range;
+  open_field(what, medium.path, medium.dataset, points, dims);  // there, with the grid's shape
+  const hdf5::DatasetSummary& s = hdf5::summarize(medium.path, medium.dataset);
+  auto refuse = [&](double v, std::uint64_t at) {
+    throw Error(ExitCode::invalid_value,
+                fmt::format("{}: dataset '{}' of {} holds {} at {}: {} ({}) must be {}", what, medium.dataset,
+                            medium.path, v, point_name(at, points, dims), spec.meaning, spec.key,
+                            spec.zero_allowed ? "finite and >= 0" : "finite and > 0"));
+  };
+  if (s.has_nonfinite) refuse(s.nonfinite, s.nonfinite_at);
+  if (spec.zero_allowed ? s.has_negative : s.has_nonpositive)
+    spec.zero_allowed ? refuse(s.negative, s.negative_at) : refuse(s.nonpositive, s.nonpositive_at);
+  return {s.min, s.max};
 }
 
 void check_source_file(const std::string& config, std::size_t index, const Source& source,
                        const std::array<long, 3>& points, int dims) {
   const std::string what = config + ": 'sources[" + std::to_string(index) + "].path'";
-  const auto file = open_field(what, source.path, source.dataset, points, dims);
-  for_each_value(*file, source.dataset, points, dims, [&](double v, std::uint64_t linear) {
-    if (!std::isfinite(v))
-      throw Error(ExitCode::invalid_value,
-                  fmt::format("{}: dataset '{}' of {} holds {} at {}: a source must be finite", what, source.dataset,
-                              source.path, v, point_name(linear, points, dims)));
-  });
+  open_field(what, source.path, source.dataset, points, dims);
+  const hdf5::DatasetSummary& s = hdf5::summarize(source.path, source.dataset);
+  if (s.has_nonfinite)
+    throw Error(ExitCode::invalid_value,
+                fmt::format("{}: dataset '{}' of {} holds {} at {}: a source must be finite", what, source.dataset,
+                            source.path, s.nonfinite, point_name(s.nonfinite_at, points, dims)));
 }
 
 bool has_absorbing_faces(const Problem& p) {
@@ -351,6 +332,7 @@ template <class Real, int D>
 std::vector<Real> file_field(const Problem& p, const std::string& key, const std::string& path,
                              const std::string& dataset, const LocalDomain<D>& domain) {
   const double least = p.material_range.at(key).first;
+  startup_progress(fmt::format("reading {} from {}", key, path));
   const std::vector<double> values = sample_file(p, path, dataset, domain, true);
   std::vector<Real> field(values.size());
   for (std::size_t k = 0; k < values.size(); ++k)
@@ -426,6 +408,7 @@ SourceTerm<D, Real> field_source(const Problem& p, const Source& s, const LocalD
   const Box<D> storage = domain.layout.storage_box();
   for (int a = 0; a < D; ++a)
     for (long i = storage.lo[a]; i < storage.hi[a]; ++i) term.index[a].push_back(i);
+  startup_progress(fmt::format("reading a source from {}", s.path));
   const std::vector<double> values = sample_file(p, s.path, s.dataset, domain, false);
   term.q.reserve(static_cast<std::size_t>(storage.size()));
   for_each_product(term, [&](const std::array<std::size_t, D>& k) {
@@ -543,6 +526,54 @@ std::size_t Media<D, Real, Eq>::bytes() const {
   }
   return n;
 }
+
+template <int D>
+MediaMemory media_memory(const Problem& p, const LocalDomain<D>& domain) {
+  const std::size_t real = p.precision == Precision::float32 ? 4 : 8;
+  const std::size_t points = domain.layout.storage_size();
+  const Box<D> storage = domain.layout.storage_box();
+  std::size_t along = 0;  // one table an axis
+  for (int a = 0; a < D; ++a) along += static_cast<std::size_t>(storage.extent(a));
+  MediaMemory m;
+  // What Media::make keeps: per coefficient a file's field, a layer table
+  // along its axis (the heat's alpha: its D r pair tables instead) and the
+  // absorbing profiles along the axes that have an absorbing face.
+  const char* flux = p.equation == Equation::heat ? "alpha" : nullptr;
+  for (const auto& [key, medium] : p.material) {
+    const bool flux_key = flux && key == flux;
+    if (medium.type == MediumType::file) {
+      m.held += points * real, m.staging = std::max(m.staging, points * 2 * sizeof(double));
+    } else if (flux_key) {
+      const int axis = medium.type == MediumType::layers ? medium.axis : 0;
+      m.held += static_cast<std::size_t>(D * p.radius) * static_cast<std::size_t>(storage.extent(axis)) * real;
+    } else if (medium.type == MediumType::layers) {
+      m.held += static_cast<std::size_t>(storage.extent(medium.axis)) * sizeof(double);
+    }
+    if (key == "gamma" && has_absorbing_faces(p))
+      for (int a = 0; a < D; ++a)
+        if (p.faces[a][0].absorbing > 0 || p.faces[a][1].absorbing > 0)
+          m.held += static_cast<std::size_t>(storage.extent(a)) * sizeof(double);
+  }
+  for (const Source& source : p.sources) {
+    if (source.type == SourceType::field) {
+      m.held += points * real + along * sizeof(long), m.staging = std::max(m.staging, points * 2 * sizeof(double));
+    } else if (source.type == SourceType::gaussian) {
+      // Its box: the points within reach of the centre along each axis.
+      const double reach = std::sqrt(2 * 60 * std::log(2.0)) * source.width;
+      std::size_t box = 1;
+      for (int a = 0; a < D; ++a)
+        box *= static_cast<std::size_t>(
+            std::min<double>(static_cast<double>(storage.extent(a)), 2 * reach / p.spacing[a] + 2));
+      m.held += box * real + along * sizeof(long);
+    } else {
+      m.held += (std::size_t(1) << D) * (real + sizeof(long)) * 4;  // the corners and their periodic images
+    }
+  }
+  return m;
+}
+
+template MediaMemory media_memory(const Problem&, const LocalDomain<2>&);
+template MediaMemory media_memory(const Problem&, const LocalDomain<3>&);
 
 #define HW_MEDIA(D, Real)                  \
   template struct Media<D, Real, Heat>;    \

@@ -55,6 +55,17 @@ double absorbing_gamma_max(const Problem& p, int axis, int side);
 using PositionWeights = std::array<std::array<std::pair<long, double>, 2>, max_dims>;
 PositionWeights position_weights(const Problem& p, const std::array<double, max_dims>& x);
 
+// Bytes the media and sources of a rank hold where they compute (`held`:
+// the fields read from files, one value a point in the working precision,
+// and the sources' points) and, on the host, what reading a file takes on
+// top while it is sampled (`staging`). Tables (layers, profiles) are small
+// and counted too.
+struct MediaMemory {
+  std::size_t held = 0, staging = 0;
+};
+template <int D>
+MediaMemory media_memory(const Problem& p, const LocalDomain<D>& domain);
+
 // f(t) of a source's time function.
 double time_factor(const TimeFunction& f, double t);
 

@@ -77,10 +77,16 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
             chosen_.transport),
       files_(config_, claims_, problem_, decomposition_, domain_, *chosen_.backend),
       receivers_(config_, problem_, domain_, decomposition_.comm()) {
+  startup_progress(fmt::format("{} backend ready", backend().name()));
   chosen_.backend->initialize();
+  startup_progress("initial condition set");
   phases_.io += load_initial_files(problem_, decomposition_, domain_, *chosen_.backend);
-  if (!control.restart.empty()) restored_from_ = files_.restart(control.restart, control.new_dt);
+  if (!control.restart.empty()) {
+    startup_progress(fmt::format("restoring {}", control.restart));
+    restored_from_ = files_.restart(control.restart, control.new_dt);
+  }
   receivers_.start(step(), !control.restart.empty());
+  startup_progress("receivers ready");
   // --log-level debug: how the run is laid out (rank 0's view).
   std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end()),
       offset(domain_.offset.begin(), domain_.offset.end());

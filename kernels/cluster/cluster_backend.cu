@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "io/startup_progress.hpp"
 #include "kernels/cluster/kernel.cuh"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/gpu_backend.cuh"
@@ -153,6 +155,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
           make_cluster_kernel<Real>(problem_, fields_.domain(), plan, this->step_kernel_->flux_pairs(), why);
       if (!kernel) continue;
       ++tried;
+      startup_progress("autotuning the cluster plans (" + std::to_string(tried) + " tried)");
       const int steps = plan.resident ? resident_chunk : plan.k;
       // What launch_cluster runs: the launch, then the ghosts of its outputs.
       const double seconds =

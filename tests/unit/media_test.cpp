@@ -207,6 +207,41 @@ TEST(UnitMedia, FileMediumSetsTheStabilityLimit) {
               std::max(0.5, 15 * a(0) - 40 * a(1) + 45 * a(2) - 24 * a(3) + 5 * a(4)), 1e-13);
 }
 
+// The memory a run's media hold is what the config defines: a file's field is
+// one value a point of the rank's storage; layers, absorbing faces and a point
+// source are tables and a few points, never a field.
+TEST(UnitMedia, MediaHoldOneValueAPointPerFileAndTablesOtherwise) {
+  const std::string dir = fresh_dir("memory");
+  std::vector<double> c(40 * 30, 1.0);
+  hdf5::write_fields<double>(dir + "/c.h5", MPI_COMM_SELF, {{30, 40}, {0, 0}, {30, 40}}, {}, {{"c", c.data()}});
+  const std::string base =
+      "equation: wave\ngrid: {points: [40, 30]}\ntime: {dt: auto, steps: 1}\nprecision: float32\n"
+      "initial: {type: constant, value: 0}\n";
+  LocalDomain<2> d;
+  d.layout.owned = {40, 30}, d.layout.halo = 1, d.global = {40, 30};
+  const std::size_t points = d.layout.storage_size();  // 42 x 32
+  const MediaMemory file = media_memory(test::problem_from(base + "material: {c: {type: file, path: " + dir + "/c.h5}}\n"), d);
+  EXPECT_EQ(file.held, points * 4);
+  EXPECT_EQ(file.staging, points * 2 * sizeof(double));
+  LocalDomain<2> big;  // a grid where a field would be 1.2 MB
+  big.layout.owned = {800, 400}, big.layout.halo = 1, big.global = {800, 400};
+  // The c table along y, the absorbing profile along y, and the point source's
+  // corners: what Media holds, to the point source's few bytes.
+  const Problem shot_problem = test::problem_from(
+      base +
+      "material: {c: {type: layers, axis: y, interfaces: [0.5], values: [1.0, 2.0]}}\n"
+      "boundary: {default: dirichlet, y_high: {type: absorbing, width: 5}}\n"
+      "sources: [{type: point, position: [0.5, 0.5], amplitude: 1, time: {type: ricker, frequency: 2}}]\n");
+  const MediaMemory shot = media_memory(shot_problem, big);
+  const std::size_t held = Media<2, float, DampedWave>::make(shot_problem, big).bytes();
+  const std::size_t tables = 2 * 402 * sizeof(double), corners = 16 * (4 + sizeof(long));
+  EXPECT_GE(held, tables);
+  EXPECT_LE(held, tables + corners);
+  EXPECT_GE(shot.held, held);
+  EXPECT_LE(shot.held, tables + corners);
+  EXPECT_EQ(shot.staging, 0u);
+}
+
 TEST(UnitMedia, BadMediaAndSourcesAreRefused) {
   const std::string dir = fresh_dir("bad");
   const std::string base =

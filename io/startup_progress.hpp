@@ -1,0 +1,13 @@
+#pragma once
+// Start-up progress, declared apart from io/log.hpp so that CUDA units can
+// report without compiling spdlog.
+#include <string>
+
+namespace heatwave {
+
+// "start-up: <what> (<elapsed since the process began>)" at info, once the
+// start-up has taken more than 2 s, and then at most every 2 s (a fast start
+// stays silent). Long start-up stages call it as they go.
+void startup_progress(const std::string& what);
+
+}  // namespace heatwave
