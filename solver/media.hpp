@@ -180,6 +180,10 @@ struct PointUpdates {
   Update uniform{};
   double dt = 0;
   bool varies = false;  // a coefficient other than the flux one varies point by point
+  // The storage x indices [calm_lo, calm_hi) where no coefficient varies
+  // along x (no file field, no layers along x, no x profile there): a row's
+  // points there share one update, which a kernel may build once.
+  long calm_lo = 0, calm_hi = 0;
 
   struct Row {
     typename CoefficientView<Real>::Row k[count];
@@ -334,6 +338,17 @@ struct Media {
     PointUpdates<D, Real, Eq> u;
     for (int n = 0; n < count; ++n) u.k[n] = coefficient(n, place);
     u.uniform = uniform, u.dt = dt, u.varies = pointwise;
+    u.calm_lo = std::numeric_limits<long>::min(), u.calm_hi = std::numeric_limits<long>::max();
+    for (const Coefficient& c : coefficients) {
+      if (!c.field.empty() || (!c.layer.empty() && c.axis == 0)) u.calm_lo = u.calm_hi = lo[0];
+      if (c.profile[0].empty()) continue;
+      // The profile's zeros between the layers (every absorbing layer is at a face).
+      long first = 0, last = 0;
+      const long n = static_cast<long>(c.profile[0].size());
+      while (first < n && c.profile[0][first] != 0) ++first;
+      for (last = first; last < n && c.profile[0][last] == 0; ++last) {}
+      u.calm_lo = std::max(u.calm_lo, lo[0] + first), u.calm_hi = std::min(u.calm_hi, lo[0] + last);
+    }
     return u;
   }
   template <int R, class Place>

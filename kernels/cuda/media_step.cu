@@ -76,12 +76,6 @@ class DeviceCopies {
     }
     return reinterpret_cast<const T*>(it->second.get());
   }
-  std::size_t bytes() const {
-    std::size_t n = 0;
-    for (const auto& [_, copy] : copies_) n += copy.size();
-    return n;
-  }
-
  private:
   std::map<const void*, DeviceBuffer<unsigned char>> copies_;
 };
@@ -118,13 +112,13 @@ class MediaStepKernel final : public StepKernel<D, Real> {
       plain_->launch(u, u_next, box, step, stream);
     } else {
       with_radius(problem_.radius, [&]<int R>() {
-        constexpr int P = default_prefetch(D, Eq::levels);
         if constexpr (Eq::flux_coefficient != nullptr) {
           const FluxOp<D, R, Real, Eq> op{pairs<R>(), updates_.uniform};
           launch_step<D, R, Real, Eq, 0>(op, shape_, u, u_next, box, start, layout_, stream);
         } else {
           const PointOp<D, R, Real, Eq> op{LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides()),
                                            updates_};
+          constexpr int P = default_prefetch(D, Eq::levels);
           if constexpr (P != 0)
             launch_step<D, R, Real, Eq, 0, P>(op, shape_, u, u_next, box, start, layout_, stream);
           else

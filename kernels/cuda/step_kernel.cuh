@@ -47,9 +47,23 @@ struct PointOp {
                       const Index<D>&) const {
     return lap.add(a, sum, minus, plus);
   }
-  using Row = typename PointUpdates<D, Real, Eq>::Row;
-  __device__ Row row(const Index<D>& i) const { return updates.row(i); }
-  __device__ typename Eq::template Update<Real> update(const Row& r, long p, long x) const { return updates.at(r, p, x); }
+  // A thread's pack keeps its x for every row it streams: where the whole
+  // pack is calm (nothing varies along x there, most of a shot's points), its
+  // V points share one update a row, built once (the same bits: their
+  // coefficients are the same expressions of the same values).
+  using Update = typename Eq::template Update<Real>;
+  struct Row {
+    typename PointUpdates<D, Real, Eq>::Row shared;
+    Update same;
+    bool calm;
+  };
+  __device__ Row row(const Index<D>& i) const {
+    Row r{updates.row(i), {}, false};
+    r.calm = updates.varies && i[0] >= updates.calm_lo && i[0] + Pack<Real>::width <= updates.calm_hi;
+    if (r.calm) r.same = updates.at(r.shared, 0, i[0]);  // no file field where calm: p unread
+    return r;
+  }
+  __device__ Update update(const Row& r, long p, long x) const { return r.calm ? r.same : updates.at(r.shared, p, x); }
 };
 
 // FluxPairs' terms in its order: the axes, then j, the +j pair before the -j one.

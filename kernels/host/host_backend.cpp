@@ -171,6 +171,7 @@ class HostBackend final : public Backend<D, Real> {
     Real* next = u_next_.data();
     const long n = box.extent(0);
     const bool start = Eq::levels == 2 && step_ == 0, flux_form = m.flux_form();
+    run_caches_.resize(std::max(run_caches_.size(), static_cast<std::size_t>(omp_get_max_threads())));
     parallel_rows(box, [&](const Index<D>& row) {
       const long p0 = domain_.layout.offset(row);
       const auto shared = updates.row(row);
@@ -179,8 +180,8 @@ class HostBackend final : public Backend<D, Real> {
         // one update a run, the stencil and the update vectorised together.
         // A row whose shared values are the last row's (a layer's rows away
         // from the y and z profiles) takes that row's run updates.
-        thread_local RunCache cache;
-        if (!cache.same(&m, row[0], n, shared)) {
+        RunCache& cache = run_caches_[static_cast<std::size_t>(omp_get_thread_num())];
+        if (!cache.same(row[0], n, shared)) {
           cache.updates.clear();
           for (auto run = std::upper_bound(m.x_runs.begin(), m.x_runs.end(), row[0]) - 1;
                run != m.x_runs.end() && *run < row[0] + n; ++run) {
@@ -189,7 +190,7 @@ class HostBackend final : public Backend<D, Real> {
             updates.values(shared, p0 + x, row[0] + x, v);
             cache.updates.push_back(Update::at_point(v, updates.dt));
           }
-          cache.keep(&m, row[0], n, shared);
+          cache.keep(row[0], n, shared);
         }
         auto run = std::upper_bound(m.x_runs.begin(), m.x_runs.end(), row[0]) - 1;
         for (long x = 0, r = 0; x < n; ++run, ++r) {
@@ -243,18 +244,17 @@ class HostBackend final : public Backend<D, Real> {
 
   // The updates of a row's runs of equal coefficients, for the row they were made for.
   struct RunCache {
-    const void* media = nullptr;  // whose runs (a thread serves every backend of the process)
     long first = 0, n = -1;
     typename PointUpdates<D, Real, Eq>::Row shared{};
     std::vector<typename Eq::template Update<Real>> updates;
-    bool same(const void* owner, long x0, long count, const typename PointUpdates<D, Real, Eq>::Row& row) const {
-      if (owner != media || x0 != first || count != n) return false;
+    bool same(long x0, long count, const typename PointUpdates<D, Real, Eq>::Row& row) const {
+      if (x0 != first || count != n) return false;
       for (int k = 0; k < PointUpdates<D, Real, Eq>::count; ++k)
         if (row.k[k].medium != shared.k[k].medium || row.k[k].profiles != shared.k[k].profiles) return false;
       return true;
     }
-    void keep(const void* owner, long x0, long count, const typename PointUpdates<D, Real, Eq>::Row& row) {
-      media = owner, first = x0, n = count, shared = row;
+    void keep(long x0, long count, const typename PointUpdates<D, Real, Eq>::Row& row) {
+      first = x0, n = count, shared = row;
     }
   };
 
@@ -395,6 +395,7 @@ class HostBackend final : public Backend<D, Real> {
   Index<D> strides_;
   typename Eq::template Update<Real> update_;
   std::optional<Media<D, Real, Eq>> media_;  // where coefficients vary or sources are given
+  std::vector<RunCache> run_caches_;          // one a thread: its last row's run updates
   // u^n, and the buffer a step writes u^{n+1} into (swapped after the step).
   std::vector<Real> u_, u_next_;
   long step_ = 0;

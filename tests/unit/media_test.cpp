@@ -1,6 +1,7 @@
 // Media and sources (docs/design.md, "Media and sources"): the exact facts
 // the contract promises, each checked against a number worked out here.
 #include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
 
 #include <cmath>
 #include <filesystem>
@@ -10,6 +11,8 @@
 
 #include "io/errors.hpp"
 #include "io/hdf5.hpp"
+#include "kernels/host/host_backend.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/media.hpp"
 #include "tests/support.hpp"
 
@@ -240,6 +243,40 @@ TEST(UnitMedia, MediaHoldOneValueAPointPerFileAndTablesOtherwise) {
   EXPECT_GE(shot.held, held);
   EXPECT_LE(shot.held, tables + corners);
   EXPECT_EQ(shot.staging, 0u);
+}
+
+// The host remembers a row's run updates for the next row (c in layers along
+// x: every row has the same runs). Two backends stepped in turn on one thread,
+// their rows alike but for dt, each keep to their own.
+TEST(UnitMedia, EachBackendStepsWithItsOwnRowUpdates) {
+  const auto problem = [](double dt) {
+    return test::problem_from(fmt::format(
+        "equation: wave\ngrid: {{points: [64, 48]}}\ntime: {{dt: {}, steps: 6}}\n"
+        "material: {{c: {{type: layers, axis: x, interfaces: [0.45], values: [1, 0.4]}}}}\n"
+        "initial: {{type: gaussian, width: 0.1}}\n",
+        dt));
+  };
+  const Problem slow = problem(0.002), fast = problem(0.004);
+  Decomposition decomposition(fast, {}, 1, MPI_COMM_SELF);
+  const LocalDomain<2> domain = decomposition.local_domain<2>();
+  const auto field = [&](Backend<2, double>& b) {
+    std::vector<double> u(static_cast<std::size_t>(domain.layout.owned_box().size()));
+    b.read(Level::current, u.data());
+    return u;
+  };
+  std::vector<std::vector<double>> alone;
+  for (const Problem* p : {&slow, &fast}) {
+    auto b = make_host_backend<2, double>(*p, domain);
+    b->initialize();
+    b->advance(6);
+    alone.push_back(field(*b));
+  }
+  auto a = make_host_backend<2, double>(slow, domain), b = make_host_backend<2, double>(fast, domain);
+  a->initialize(), b->initialize();
+  for (int n = 0; n < 6; ++n) a->advance(1), b->advance(1);
+  EXPECT_EQ(field(*a), alone[0]);
+  EXPECT_EQ(field(*b), alone[1]);
+  EXPECT_NE(alone[0], alone[1]);  // dt matters: the check is not vacuous
 }
 
 TEST(UnitMedia, BadMediaAndSourcesAreRefused) {
