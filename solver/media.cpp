@@ -111,28 +111,43 @@ std::vector<double> sample_file(const Problem& p, const std::string& path, const
   long total = 1;
   for (int a = 0; a < D; ++a) compressed[a] = static_cast<long>(position[a].size()), total *= compressed[a];
   std::vector<double> values(static_cast<std::size_t>(total));
-  // Every combination of runs, one block each.
+  // Runs along the slowest axis cut into slabs of about 2^20 values, so that
+  // a long read reports its progress.
+  long plane = 1;
+  for (int a = 0; a + 1 < D; ++a) plane *= compressed[a];
+  const long slab = std::max(1L, (1L << 20) / std::max(1L, plane));
+  std::vector<std::pair<long, long>> slabs;
+  for (const auto& [first, count] : runs[D - 1])
+    for (long m = 0; m < count; m += slab) slabs.emplace_back(first + m, std::min(slab, count - m));
+  runs[D - 1] = slabs;
+  // Every combination of runs, one block each. A run's needed indices are
+  // consecutive, and so are their compressed positions.
   std::array<std::size_t, D> pick{};
+  std::size_t blocks = 1, done = 0;
+  for (int a = 0; a < D; ++a) blocks *= runs[a].size();
   for (;;) {
     hdf5::Block block;
     block.global = file_shape(p.points, D);
     long size = 1;
+    std::array<long, D> count{}, origin{};  // the run's extent and its first compressed position, per axis
     for (int a = D - 1; a >= 0; --a) {
-      block.offset.push_back(static_cast<std::uint64_t>(runs[a][pick[a]].first));
-      block.count.push_back(static_cast<std::uint64_t>(runs[a][pick[a]].second));
-      size *= runs[a][pick[a]].second;
+      const auto [first, n] = runs[a][pick[a]];
+      block.offset.push_back(static_cast<std::uint64_t>(first));
+      block.count.push_back(static_cast<std::uint64_t>(n));
+      count[a] = n, origin[a] = position[a].at(first);
+      size *= n;
     }
     std::vector<double> part(static_cast<std::size_t>(size));
     file.read(dataset, block, part.data());
+    std::array<long, D> m{};  // the index in the block, axis 0 fastest (the file's order)
     for (long k = 0; k < size; ++k) {
-      long rest = k, target = 0, scale = 1;
-      for (int a = 0; a < D; ++a) {
-        const auto [first, count] = runs[a][pick[a]];
-        target += position[a][first + rest % count] * scale;
-        rest /= count, scale *= compressed[a];
-      }
+      long target = 0, scale = 1;
+      for (int a = 0; a < D; ++a) target += (origin[a] + m[a]) * scale, scale *= compressed[a];
       values[static_cast<std::size_t>(target)] = part[static_cast<std::size_t>(k)];
+      for (int a = 0; a < D && ++m[a] == count[a]; ++a) m[a] = 0;
     }
+    startup_progress(fmt::format("sampling {} of {}: {:.0f}%", dataset, path,
+                                 100.0 * static_cast<double>(++done) / static_cast<double>(blocks)));
     int a = 0;
     while (a < D && ++pick[a] == runs[a].size()) pick[a++] = 0;
     if (a == D) break;
