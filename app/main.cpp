@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <omp.h>
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <fcntl.h>
@@ -14,7 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "bench/bench.hpp"
 #include "build_info.hpp"
@@ -35,6 +39,20 @@
 
 namespace heatwave {
 namespace {
+
+// Where a run writes, as absolute paths: inputs in a config resolve against
+// its folder, what a run writes against the working directory.
+std::string written_paths(const RunSettings& run) {
+  std::vector<std::string> written;
+  const auto add = [&](const char* what, const std::string& path) {
+    if (!path.empty()) written.push_back(std::string(what) + " " + std::filesystem::absolute(path).lexically_normal().string());
+  };
+  add("metrics", run.metrics_file);
+  if (run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0) add("checkpoints", run.checkpoint.dir);
+  if (run.output.every > 0) add("outputs", run.output.dir);
+  if (run.receivers.any()) add("traces", run.receivers.file);
+  return written.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(written, ", "));
+}
 
 struct RunOptions {
   std::string config_path;
@@ -96,6 +114,7 @@ int command_run(const RunOptions& o) {
                to_string(config.equation), config.dims, to_string(config.precision), config.radius, config.source,
                config_hash(config));
   spdlog::info("resolved config:\n{}", to_yaml(config));
+  spdlog::info("writes (paths relative to the working directory): {}", written_paths(config.run));
   for (const std::string& warning : warnings) spdlog::warn("{}", warning);
   if (o.new_dt && o.restart.empty())
     throw Error(ExitCode::usage, "--new-dt goes with --restart (it lets a restart change dt)");

@@ -463,10 +463,12 @@ Config parse(const YAML::Node& root, const std::string& file) {
                                                  " equation has no waves to absorb (absorbing faces take the wave "
                                                  "and damped_wave equations)");
       if (3L * width > cfg.points[a])
-        throw Error(ExitCode::invalid_value, file + ": " + face + " has an absorbing layer " + std::to_string(width) +
-                                                 " points wide, more than a third of the " +
-                                                 std::to_string(cfg.points[a]) + " points along " + axis_names[a] +
-                                                 " (at most " + std::to_string(cfg.points[a] / 3) + ")");
+        throw Error(ExitCode::invalid_value,
+                    file + ": " + face + " has an absorbing layer " + std::to_string(width) + " points wide" +
+                        (width == default_absorbing_width ? " (the default width)" : "") +
+                        ", more than a third of the " + std::to_string(cfg.points[a]) + " points along " +
+                        axis_names[a] + "; write {type: absorbing, width: N} with N at most " +
+                        std::to_string(cfg.points[a] / 3) + ", or give the axis more points");
     }
   cfg.boundary = faces;
 

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset default
-cmake --build --preset default
+cmake --build --preset default --target heatwave   # what the quickstart runs; scripts/test.sh builds the rest
 mkdir -p out/quickstart
 cd out/quickstart
 ../../build/heatwave run ../../configs/quickstart.yaml

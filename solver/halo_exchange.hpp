@@ -45,8 +45,12 @@ class HaloExchange {
   bool active() const { return !faces_.empty(); }
   const HaloTimes& times() const { return times_; }
   HaloTransportKind transport() const { return transport_->kind(); }
-  // The transport and where its buffers live, for the run log and metrics.
-  std::string path() const { return std::string(to_string(transport())) + " (" + transport_->path() + ")"; }
+  // The transport and where its buffers live, for the run log and metrics
+  // ("none" where no face is exchanged: one rank, no periodic neighbour).
+  std::string path() const {
+    if (!active()) return "none (no face exchanged)";
+    return std::string(to_string(transport())) + " (" + transport_->path() + ")";
+  }
 
  private:
   struct Face {

@@ -84,7 +84,11 @@ void finish_report(RunMetrics& m, const Problem& problem, const PhaseTimes& phas
   spdlog::info("conservation: mean {:+.6e} -> {:+.6e} (change {:+.3e}{})", m.initial.mean, m.final.mean,
                m.final.mean - m.initial.mean, forced);
   const FieldSummary& first = m.first_energy;
-  if (first.has_energy)
+  if (first.has_energy && first.step == m.final.step)
+    spdlog::info("conservation: energy {:.12e} at step {} (no earlier energy to compare with: diagnostics.every "
+                 "measured none before the last step)",
+                 m.final.energy, m.final.step);
+  else if (first.has_energy)
     spdlog::info("conservation: energy {:.12e} (step {}) -> {:.12e} (relative change {:+.3e}{})", first.energy,
                  first.step, m.final.energy,
                  (m.final.energy - first.energy) / std::max(std::abs(first.energy), 1e-300), forced);

@@ -19,6 +19,7 @@
 namespace heatwave {
 
 enum class Equation { heat, wave, damped_wave };
+// (CMakeLists.txt lists them too, as HEATWAVE_EQUATIONS: the cluster kernels' units.)
 using EquationTypes = std::tuple<Heat, Wave, DampedWave>;
 
 inline constexpr std::size_t equation_count = std::tuple_size_v<EquationTypes>;

@@ -7,7 +7,7 @@
 
 namespace heatwave::cuda {
 
-// Temporal blocking over thread-block clusters (kernel_2d.cu, kernel_3d.cu)
+// Temporal blocking over thread-block clusters (kernel_2d.cuh, kernel_3d.cuh)
 // with the plan from HEATWAVE_CLUSTER_PLAN, the config's `cluster:`
 // overrides, the plan cache, or a short autotune (then cached), in that order.
 // Null where no cluster plan runs, or the baseline step kernel was faster:

@@ -3,7 +3,7 @@
 // coordinates, cp.async copies, a level or plane in shared memory and its
 // ghosts) and the host side of a kernel object (the axes' geometry, the
 // checks that a plan fits the device, launch configurations). Included by
-// kernel_2d.cu and kernel_3d.cu, each for its own dimension.
+// kernel_2d.cuh and kernel_3d.cuh, each for its own dimension.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -278,18 +278,21 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   std::vector<const Real*> flux_pairs_;  // device pair fields, [a * R + j - 1]; empty: a constant flux coefficient
 };
 
-// The kernel object `Kernel<Real, Eq>` of the problem's equation, configured
-// for `plan`; null (with `reason`) where the plan cannot run.
-template <template <class, class> class Kernel, int D, class Real>
-std::unique_ptr<ClusterKernel<D, Real>> configured_kernel(const Problem& problem, const LocalDomain<D>& domain,
-                                                          const ClusterPlan& plan,
-                                                          const std::vector<const Real*>& flux_pairs,
-                                                          std::string& reason) {
-  return with_equation(problem.equation, [&]<class Eq>() -> std::unique_ptr<ClusterKernel<D, Real>> {
-    auto kernel = std::make_unique<Kernel<Real, Eq>>();
-    if (!kernel->configure(problem, domain, plan, flux_pairs, reason)) return nullptr;
-    return kernel;
-  });
+// The kernel class of each dimension (kernel_2d.cuh, kernel_3d.cuh).
+template <int D>
+struct KernelFamily;
+
+// The kernel object of dimension D for `Eq`, configured for `plan`; null
+// (with `reason`) where the plan cannot run. Each (D, Real, Eq) is
+// instantiated in a unit of its own (CMakeLists.txt generates them).
+template <int D, class Real, class Eq>
+std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for(const Problem& problem, const LocalDomain<D>& domain,
+                                                                const ClusterPlan& plan,
+                                                                const std::vector<const Real*>& flux_pairs,
+                                                                std::string& reason) {
+  auto kernel = std::make_unique<typename KernelFamily<D>::template type<Real, Eq>>();
+  if (!kernel->configure(problem, domain, plan, flux_pairs, reason)) return nullptr;
+  return kernel;
 }
 
 }  // namespace heatwave::cuda

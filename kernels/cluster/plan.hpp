@@ -2,7 +2,7 @@
 // The cuda-cluster launch plan: how a launch tiles the grid, which plans are
 // worth timing for a case, and the on-disk cache of the fastest one per GPU
 // model and case. Plain C++ (no CUDA types, built with or without CUDA: the
-// bench reads plans too); the kernels are in kernel_2d.cu and kernel_3d.cu.
+// bench reads plans too); the kernels are in kernel_2d.cuh and kernel_3d.cuh.
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,7 +38,7 @@ struct ClusterPlan {
   bool operator==(const ClusterPlan&) const = default;
 };
 
-// A block's shared rows, in points (kernel_2d.cu, kernel_3d.cu): `halo` (k*r, or r
+// A block's shared rows, in points (kernel_2d.cuh, kernel_3d.cuh): `halo` (k*r, or r
 // for a resident tile) rounded up to whole 16-byte packs of `pack` points
 // left of the tile, the tile, `halo` right of it, rounded up to packs.
 int shared_halo_left(int halo, int pack);

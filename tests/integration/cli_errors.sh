@@ -76,7 +76,9 @@ expect 7 "${good/boundary: dirichlet/boundary: {default: dirichlet, x_high: abso
   "the heat equation has no waves to absorb"
 wave="${good/equation: heat/equation: wave}"
 expect 7 "${wave/boundary: dirichlet/boundary: {default: dirichlet, y_low: {type: absorbing, width: 9\}\}}" \
-  "'boundary.y_low' has an absorbing layer 9 points wide, more than a third of the 24 points along y (at most 8)"
+  "'boundary.y_low' has an absorbing layer 9 points wide, more than a third of the 24 points along y; write {type: absorbing, width: N} with N at most 8"
+expect 7 "${wave/boundary: dirichlet/boundary: {default: dirichlet, x_high: absorbing\}}" \
+  "'boundary.x_high' has an absorbing layer 24 points wide (the default width), more than a third of the 32 points along x; write {type: absorbing, width: N} with N at most 10"
 expect 9 "${wave/boundary: dirichlet/boundary: {x_low: periodic, x_high: absorbing\}}" \
   "'boundary.x_low' is periodic but 'boundary.x_high' is absorbing"
 expect 7 "${wave/boundary: dirichlet/boundary: {x_low: {type: absorbing, value: 1\}\}}" \

@@ -6,6 +6,7 @@
 #include <array>
 #include <utility>
 
+#pragma once
 #include "kernels/cluster/common.cuh"
 
 namespace heatwave::cuda {
@@ -472,19 +473,10 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
 
 }  // namespace
 
-template <class Real>
-std::unique_ptr<ClusterKernel<3, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<3>& domain,
-                                                            const ClusterPlan& plan,
-                                                            const std::vector<const Real*>& flux_pairs,
-                                                            std::string& reason) {
-  return configured_kernel<ClusterKernel3D, 3, Real>(problem, domain, plan, flux_pairs, reason);
-}
-
-template std::unique_ptr<ClusterKernel<3, float>> make_cluster_kernel(const Problem&, const LocalDomain<3>&,
-                                                                      const ClusterPlan&,
-                                                                      const std::vector<const float*>&, std::string&);
-template std::unique_ptr<ClusterKernel<3, double>> make_cluster_kernel(const Problem&, const LocalDomain<3>&,
-                                                                       const ClusterPlan&,
-                                                                       const std::vector<const double*>&, std::string&);
+template <>
+struct KernelFamily<3> {
+  template <class Real, class Eq>
+  using type = ClusterKernel3D<Real, Eq>;
+};
 
 }  // namespace heatwave::cuda

@@ -27,6 +27,7 @@
 // past the face is computed exactly like the one it wraps to. Exchanged faces
 // (MPI) are data like any other point: their halo is loaded, and the write-back
 // reaches `ahead*r` into it so that the next launch of the chunk finds it valid.
+#pragma once
 #include "kernels/cluster/common.cuh"
 
 namespace heatwave::cuda {
@@ -586,19 +587,10 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
 
 }  // namespace
 
-template <class Real>
-std::unique_ptr<ClusterKernel<2, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<2>& domain,
-                                                            const ClusterPlan& plan,
-                                                            const std::vector<const Real*>& flux_pairs,
-                                                            std::string& reason) {
-  return configured_kernel<ClusterKernel2D, 2, Real>(problem, domain, plan, flux_pairs, reason);
-}
-
-template std::unique_ptr<ClusterKernel<2, float>> make_cluster_kernel(const Problem&, const LocalDomain<2>&,
-                                                                      const ClusterPlan&,
-                                                                      const std::vector<const float*>&, std::string&);
-template std::unique_ptr<ClusterKernel<2, double>> make_cluster_kernel(const Problem&, const LocalDomain<2>&,
-                                                                       const ClusterPlan&,
-                                                                       const std::vector<const double*>&, std::string&);
+template <>
+struct KernelFamily<2> {
+  template <class Real, class Eq>
+  using type = ClusterKernel2D<Real, Eq>;
+};
 
 }  // namespace heatwave::cuda
