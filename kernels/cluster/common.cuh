@@ -283,8 +283,8 @@ template <int D>
 struct KernelFamily;
 
 // The kernel object of dimension D for `Eq`, configured for `plan`; null
-// (with `reason`) where the plan cannot run. Each (D, Real, Eq) is
-// instantiated in a unit of its own (CMakeLists.txt generates them).
+// (with `reason`) where the plan cannot run. Instantiated for each
+// (D, Real, Eq) in the unit of its (D, Real) (CMakeLists.txt generates them).
 template <int D, class Real, class Eq>
 std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for(const Problem& problem, const LocalDomain<D>& domain,
                                                                 const ClusterPlan& plan,
