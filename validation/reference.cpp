@@ -296,24 +296,33 @@ class Solver {
     const Medium* medium = it == problem_.material.end() ? nullptr : &it->second;
     const std::vector<double> values = coefficient_values(key);
     const double least = *std::min_element(values.begin(), values.end());
+    return over_storage([&](long g[3]) {
+      for (int a = 0; a < grid_.dims; ++a)
+        if (grid_.periodic[a]) g[a] = grid_.image(a, g[a]);
+      double v = 0;
+      if (medium && medium->type == MediumType::layers) {
+        v = layer_value(*medium, static_cast<double>(g[medium->axis]) * grid_.h[medium->axis]);
+      } else if (medium && medium->type == MediumType::file) {
+        v = std::max(least, continued(values, g, 0));
+      } else {
+        v = values[0];  // a constant
+      }
+      if (std::string(key) == "gamma") v += absorbing_extra(g);
+      return v;
+    });
+  }
+
+  // A field over the whole storage: at(g) at each point, g its global index
+  // (negative or past n in the ghosts).
+  template <class At>
+  Coefficient over_storage(At&& at) const {
     Coefficient k("reference coefficient", grid_.extent(0), grid_.extent(1), grid_.extent(2));
     auto host = Kokkos::create_mirror_view(k);
     for (long z = 0; z < grid_.extent(2); ++z)
       for (long y = 0; y < grid_.extent(1); ++y)
         for (long x = 0; x < grid_.extent(0); ++x) {
           long g[3] = {x - grid_.ghosts[0], y - grid_.ghosts[1], z - grid_.ghosts[2]};
-          for (int a = 0; a < grid_.dims; ++a)
-            if (grid_.periodic[a]) g[a] = grid_.image(a, g[a]);
-          double v = 0;
-          if (medium && medium->type == MediumType::layers) {
-            v = layer_value(*medium, static_cast<double>(g[medium->axis]) * grid_.h[medium->axis]);
-          } else if (medium && medium->type == MediumType::file) {
-            v = std::max(least, continued(values, g, 0));
-          } else {
-            v = values[0];  // a constant
-          }
-          if (std::string(key) == "gamma") v += absorbing_extra(g);
-          host(x, y, z) = v;
+          host(x, y, z) = at(g);
         }
     Kokkos::deep_copy(k, host);
     return k;
@@ -341,17 +350,10 @@ class Solver {
   // A source's grid-point values over the whole storage: a ghost takes the
   // value of its mirror or periodic image (no step reads it there).
   Coefficient with_ghosts(const std::vector<double>& values) const {
-    Coefficient k("reference coefficient", grid_.extent(0), grid_.extent(1), grid_.extent(2));
-    auto host = Kokkos::create_mirror_view(k);
-    for (long z = 0; z < grid_.extent(2); ++z)
-      for (long y = 0; y < grid_.extent(1); ++y)
-        for (long x = 0; x < grid_.extent(0); ++x) {
-          long g[3] = {x - grid_.ghosts[0], y - grid_.ghosts[1], z - grid_.ghosts[2]};
-          for (int a = 0; a < grid_.dims; ++a) g[a] = grid_.image(a, g[a]);
-          host(x, y, z) = values[static_cast<std::size_t>(grid_.linear(g))];
-        }
-    Kokkos::deep_copy(k, host);
-    return k;
+    return over_storage([&](long g[3]) {
+      for (int a = 0; a < grid_.dims; ++a) g[a] = grid_.image(a, g[a]);
+      return values[static_cast<std::size_t>(grid_.linear(g))];
+    });
   }
 
   // lap(u) at storage point (x, y, z): the 1D second differences summed over
