@@ -42,8 +42,19 @@ struct FaceRule {
   // The ghost value from u[source(i)]. A Dirichlet face point itself is g.
   template <class Real>
   HW_HD Real ghost(long i, Real source_value) const {
-    if (fixed_point(i)) return static_cast<Real>(value);
-    return static_cast<Real>(sign()) * source_value + static_cast<Real>(shift(i));
+    return layer<Real>(i)(source_value);
+  }
+  // What ghost(i, .) does, made once for a whole layer of the face's ghosts.
+  template <class Real>
+  struct Layer {
+    long source;  // the point along the axis a ghost takes its value from
+    bool fixed;   // a Dirichlet face point: g itself
+    Real value, sign, shift;
+    HW_HD Real operator()(Real source_value) const { return fixed ? value : sign * source_value + shift; }
+  };
+  template <class Real>
+  HW_HD Layer<Real> layer(long i) const {
+    return {source(i), fixed_point(i), static_cast<Real>(value), static_cast<Real>(sign()), static_cast<Real>(shift(i))};
   }
   HW_HD double sign() const { return type == BoundaryType::dirichlet ? -1.0 : 1.0; }
   HW_HD double shift(long i) const {

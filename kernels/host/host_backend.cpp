@@ -4,6 +4,7 @@
 #include "kernels/host/host_backend.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,24 +27,76 @@ namespace {
 // the work, and far more when cores are oversubscribed (parallel ctest runs).
 constexpr long parallel_threshold = 1 << 15;
 
-// Calls row(start) for every x-row of the box, rows spread over OpenMP threads.
+// Calls row(start) for every x-row of the box, rows spread over OpenMP threads
+// (collapsed loops: a thread finds its first row once, not each row).
 template <int D, class F>
 void parallel_rows(const Box<D>& box, F&& row) {
   if (box.empty()) return;
-  long rows = 1;
-  for (int a = 1; a < D; ++a) rows *= box.extent(a);
-#pragma omp parallel for schedule(static) if (box.size() >= parallel_threshold)
-  for (long r = 0; r < rows; ++r) {
-    Index<D> start;
-    start[0] = box.lo[0];
-    long rest = r;
-    for (int a = 1; a < D; ++a) {
-      start[a] = box.lo[a] + rest % box.extent(a);
-      rest /= box.extent(a);
-    }
-    row(start);
+  const bool parallel = box.size() >= parallel_threshold;
+  if constexpr (D == 2) {
+#pragma omp parallel for schedule(static) if (parallel)
+    for (long y = box.lo[1]; y < box.hi[1]; ++y) row(Index<2>{box.lo[0], y});
+  } else {
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+    for (long z = box.lo[2]; z < box.hi[2]; ++z)
+      for (long y = box.lo[1]; y < box.hi[1]; ++y) row(Index<3>{box.lo[0], y, z});
   }
 }
+
+// The bytes of one plane of a 3D tile, so that the planes a sweep keeps in
+// use (2R + 1 of u, the one it writes and the previous level's) stay in the
+// core's L2: planes of a whole x-y slab outgrow it (1024^2 points: 4 MB in
+// fp32) and every z neighbour would come from memory again.
+long tile_plane_bytes(int radius) {
+  static const long l2 = [] {
+    const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return reported > 0 ? reported : 1L << 20;
+  }();
+  return l2 / (2 * (2 * radius + 3));  // half the cache: the rest for the hardware's own use
+}
+
+// Calls row(start) for every x-row of `box` that a step computes. In 3D the
+// rows are swept in tiles of whole x-rows, a few y-rows high, each streamed
+// along z: a thread takes a block of z-planes (the same one each step, so the
+// pages it first touched are the ones it updates) and sweeps its tiles
+// through it. In 2D three rows fit in L1 and the rows are simply shared out.
+template <int D, class F>
+void parallel_sweep(const Box<D>& box, int radius, long row_bytes, F&& row) {
+  if constexpr (D == 2) {
+    parallel_rows(box, row);
+  } else {
+    if (box.empty()) return;
+    const long ey = box.extent(1), ez = box.extent(2);
+    const long ty = std::clamp(tile_plane_bytes(radius) / std::max(row_bytes, 1L), 1L, ey);
+    const long tiles = (ey + ty - 1) / ty;
+    const bool parallel = box.size() >= parallel_threshold;
+    const long blocks = parallel ? std::min<long>(ez, omp_get_max_threads()) : 1;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (long item = 0; item < blocks * tiles; ++item) {
+      const long b = item / tiles, t = item % tiles;
+      const long z0 = box.lo[2] + ez * b / blocks, z1 = box.lo[2] + ez * (b + 1) / blocks;
+      const long y0 = box.lo[1] + t * ty, y1 = std::min(box.hi[1], y0 + ty);
+      for (long z = z0; z < z1; ++z)
+        for (long y = y0; y < y1; ++y) row(Index<3>{box.lo[0], y, z});
+    }
+  }
+}
+
+// A field's storage: allocated without being written, so that the threads of
+// the sweep touch its pages first (first-touch placement on NUMA nodes).
+template <class T>
+struct UntouchedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UntouchedAllocator<U>;
+  };
+  template <class U>
+  void construct(U*) noexcept {}  // no value-initialisation
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
 
 template <int D, class Real, class Eq>
 class HostBackend final : public Backend<D, Real> {
@@ -54,10 +107,10 @@ class HostBackend final : public Backend<D, Real> {
         strides_(domain.layout.strides()),
         update_(Eq::template Update<Real>::make(problem.coefficients, problem.dt)) {
     if (problem.varies() || !problem.sources.empty()) media_ = Media<D, Real, Eq>::make(problem, domain);
-    const std::size_t n = domain_.layout.storage_size();
-    // Poison: a stencil that reads a point nobody wrote turns the answer to NaN.
-    u_.assign(n, std::numeric_limits<Real>::quiet_NaN());
-    u_next_.assign(n, std::numeric_limits<Real>::quiet_NaN());
+    u_.resize(domain_.layout.storage_size());
+    u_next_.resize(domain_.layout.storage_size());
+    poison(u_);
+    poison(u_next_);
   }
 
   BackendKind kind() const override { return BackendKind::host; }
@@ -87,7 +140,7 @@ class HostBackend final : public Backend<D, Real> {
   }
   void finish_step() override {
     std::swap(u_, u_next_);
-    fill_ghosts(u_);
+    fill_ghosts(u_, 1);  // the x ghosts: row by row in the next sweep (RowGhosts)
     ++step_;
   }
 
@@ -97,7 +150,7 @@ class HostBackend final : public Backend<D, Real> {
   }
   void read(Level level, Real* owned) override { copy_box(field(level), domain_.layout.owned_box(), owned, true); }
   void gather(Level level, const std::vector<Index<D>>& points, Real* out) override {
-    const std::vector<Real>& u = field(level);
+    const Field& u = field(level);
     for (std::size_t i = 0; i < points.size(); ++i) out[i] = u[domain_.layout.offset(points[i])];
   }
   void write(Level level, const Real* owned) override {
@@ -112,7 +165,8 @@ class HostBackend final : public Backend<D, Real> {
 
  private:
   // u^n is u_; u^{n-1} (second order in time) lives in u_next_ between steps.
-  std::vector<Real>& field(Level level) {
+  using Field = std::vector<Real, UntouchedAllocator<Real>>;
+  Field& field(Level level) {
     if (level == Level::previous && Eq::levels < 2)
       throw Error(ExitCode::internal, std::string("the ") + Eq::name + " equation has no previous level");
     return level == Level::current ? u_ : u_next_;
@@ -123,9 +177,6 @@ class HostBackend final : public Backend<D, Real> {
     return LaplacianWeights<D, R, Real>::make(problem_.spacing, strides_);
   }
 
-  // One time step over `box`, u^{n+1} into u_next_; there an equation second
-  // order in time reads u^{n-1} (v0 before the first step) at the point it
-  // overwrites.
   // The host's views of the media: pointers to its own vectors.
   static constexpr auto on_host = [](const auto& v) { return v.data(); };
 
@@ -137,12 +188,14 @@ class HostBackend final : public Backend<D, Real> {
     if (media_ && (media_->pointwise || media_->flux_form())) return step_box_media<R>(box, *media_);
     const auto lap = laplacian<R>();
     const auto up = media_ ? media_->uniform : update_;
-    const Real* u = u_.data();
+    const RowGhosts ghosts = row_ghosts();
+    Real* u = u_.data();
     Real* next = u_next_.data();
     const long n = box.extent(0);
     const bool start = Eq::levels == 2 && step_ == 0;
-    parallel_rows(box, [&](const Index<D>& i) {
+    parallel_sweep(box, R, n * long(sizeof(Real)), [&](const Index<D>& i) {
       const long p0 = domain_.layout.offset(i);
+      ghosts(u + p0 - i[0]);
       if constexpr (Eq::levels == 1) {
 #pragma omp simd
         for (long x = 0; x < n; ++x) next[p0 + x] = up.step(u[p0 + x], u[p0 + x], lap(u, p0 + x));
@@ -167,13 +220,15 @@ class HostBackend final : public Backend<D, Real> {
     const auto lap = laplacian<R>();
     const auto flux = m.template pairs<R>(problem_.spacing, strides_, on_host);
     const auto updates = m.updates(on_host);
-    const Real* u = u_.data();
+    const RowGhosts ghosts = row_ghosts();
+    Real* u = u_.data();
     Real* next = u_next_.data();
     const long n = box.extent(0);
     const bool start = Eq::levels == 2 && step_ == 0, flux_form = m.flux_form();
     run_caches_.resize(std::max(run_caches_.size(), static_cast<std::size_t>(omp_get_max_threads())));
-    parallel_rows(box, [&](const Index<D>& row) {
+    parallel_sweep(box, R, n * long(sizeof(Real)), [&](const Index<D>& row) {
       const long p0 = domain_.layout.offset(row);
+      ghosts(u + p0 - row[0]);
       const auto shared = updates.row(row);
       if (!flux_form && !m.x_runs.empty()) {
         // Runs of equal coefficients along x (layers, absorbing profiles):
@@ -293,28 +348,73 @@ class HostBackend final : public Backend<D, Real> {
     }
   }
 
-  // Ghost layers (and Dirichlet face points) of every physical face.
-  void fill_ghosts(std::vector<Real>& u) {
-    const int r = problem_.radius;
+  // Poison, written by the threads that will sweep each page: a stencil that
+  // reads a point nobody wrote turns the answer to NaN.
+  void poison(Field& u) {
+    const Box<D> storage = domain_.layout.storage_box();
+    const long n = storage.extent(0);
     Real* data = u.data();
-    for (int a = 0; a < D; ++a)
+    parallel_sweep(storage, problem_.radius, n * long(sizeof(Real)), [&](const Index<D>& start) {
+      std::fill_n(data + domain_.layout.offset(start), n, std::numeric_limits<Real>::quiet_NaN());
+    });
+  }
+
+  // Ghost layers (and Dirichlet face points) of the physical faces across
+  // axes from `first_axis` on. Each layer's rule is made once; a ghost is then
+  // a load and a multiply-add.
+  void fill_ghosts(Field& u, int first_axis = 0) {
+    Real* data = u.data();
+    if (first_axis == 0) {
+      const RowGhosts ghosts = row_ghosts();
+      Box<D> rows = domain_.layout.storage_box();
+      rows.lo[0] = 0, rows.hi[0] = 1;
+      parallel_rows(rows, [&](const Index<D>& row) {
+        ghosts(data + domain_.layout.offset(row));
+      });
+    }
+    for (int a = std::max(first_axis, 1); a < D; ++a)
       for (int side = 0; side < 2; ++side) {
         if (domain_.exchanged[a][side]) continue;
-        const FaceRule rule = domain_.face[a][side];
-        const Box<D> box = domain_.ghost_box(a, side, r);
+        const Box<D> box = domain_.ghost_box(a, side, problem_.radius);
+        const long n = box.extent(0), stride = strides_[a];
+        std::vector<FaceRule::Layer<Real>> layer;
+        for (long i = box.lo[a]; i < box.hi[a]; ++i) layer.push_back(domain_.face[a][side].template layer<Real>(i));
         parallel_rows(box, [&](const Index<D>& start) {
-          Index<D> i = start, src = start;
-          for (long x = box.lo[0]; x < box.hi[0]; ++x) {
-            i[0] = x;
-            src = i;
-            src[a] = rule.source(i[a]);
-            data[domain_.layout.offset(i)] = rule.ghost(i[a], data[domain_.layout.offset(src)]);
-          }
+          const FaceRule::Layer<Real> g = layer[static_cast<std::size_t>(start[a] - box.lo[a])];
+          Real* row = data + domain_.layout.offset(start);
+          const Real* src = row + (g.source - start[a]) * stride;
+#pragma omp simd
+          for (long x = 0; x < n; ++x) row[x] = g(src[x]);
         });
       }
   }
 
-  void set_owned(std::vector<Real>& u, const InitialSpec& spec) {
+  // The x ghosts (and Dirichlet face points) of one row, from the row's own
+  // points. A star stencil reads a row's x ghosts only for that row's own
+  // points, so each sweep fills them just before it computes the row, while
+  // the row is in cache: filled for the whole field after the step, they
+  // cost a memory round trip a row (a fifth of a 256^3 step).
+  struct RowGhosts {
+    std::vector<FaceRule::Layer<Real>> layers;
+    std::vector<long> at;  // the ghost's x
+    void operator()(Real* row) const {  // row: its point x = 0
+      for (std::size_t l = 0; l < layers.size(); ++l) row[at[l]] = layers[l](row[layers[l].source]);
+    }
+  };
+  RowGhosts row_ghosts() const {
+    RowGhosts g;
+    for (int side = 0; side < 2; ++side) {
+      if (domain_.exchanged[0][side]) continue;
+      const Box<D> box = domain_.ghost_box(0, side, problem_.radius);
+      for (long x = box.lo[0]; x < box.hi[0]; ++x) {
+        g.layers.push_back(domain_.face[0][side].template layer<Real>(x));
+        g.at.push_back(x);
+      }
+    }
+    return g;
+  }
+
+  void set_owned(Field& u, const InitialSpec& spec) {
     const Box<D> box = domain_.layout.owned_box();
     parallel_rows(box, [&](const Index<D>& start) {
       long g[max_dims] = {0, 0, 0};
@@ -325,7 +425,7 @@ class HostBackend final : public Backend<D, Real> {
   }
 
   // Box <-> contiguous buffer, x fastest.
-  void copy_box(std::vector<Real>& u, const Box<D>& box, Real* buffer, bool to_buffer) {
+  void copy_box(Field& u, const Box<D>& box, Real* buffer, bool to_buffer) {
     const long n = box.extent(0);
     parallel_rows(box, [&](const Index<D>& start) {
       long row = 0, scale = 1;
@@ -397,7 +497,7 @@ class HostBackend final : public Backend<D, Real> {
   std::optional<Media<D, Real, Eq>> media_;  // where coefficients vary or sources are given
   std::vector<RunCache> run_caches_;          // one a thread: its last row's run updates
   // u^n, and the buffer a step writes u^{n+1} into (swapped after the step).
-  std::vector<Real> u_, u_next_;
+  std::vector<Real, UntouchedAllocator<Real>> u_, u_next_;
   long step_ = 0;
 };
 
