@@ -243,10 +243,31 @@ struct FluxPairs {
 
   // K_aj of the pair from p (index `along` along the layers' axis, component(i, axis)) to p + j e_a.
   HW_HD Real pair(int a, int j, long p, long along) const {
-    return alpha ? w[a][j - 1] * harmonic_mean(alpha[p], alpha[p + j * stride[a]]) : table[a][j - 1][along - lo];
+    return alpha ? file_pair(a, j, p) : table_pair(a, j, along);
   }
-  // div(alpha grad u) at p: axes in order, then j, the +j pair before the -j one.
-  HW_HD Real operator()(const Real* u, long p, long along) const {  // along = component(i, axis)
+  HW_HD Real file_pair(int a, int j, long p) const {
+    return w[a][j - 1] * harmonic_mean(alpha[p], alpha[p + j * stride[a]]);
+  }
+  HW_HD Real table_pair(int a, int j, long along) const { return table[a][j - 1][along - lo]; }
+
+  // div(alpha grad u) at p (along = component(i, axis)), and the same with
+  // alpha known to be a file's or the tables (no choice a point: a CPU's
+  // vector loop takes these).
+  HW_HD Real operator()(const Real* u, long p, long along) const {
+    return sum(u, p, [&](int a, int j, long q, long at) { return pair(a, j, q, at); }, along);
+  }
+  HW_HD Real from_file(const Real* u, long p) const {
+    return sum(u, p, [&](int a, int j, long q, long) { return file_pair(a, j, q); }, 0);
+  }
+  HW_HD Real from_tables(const Real* u, long p, long along) const {
+    return sum(u, p, [&](int a, int j, long, long at) { return table_pair(a, j, at); }, along);
+  }
+
+ private:
+  // Axes in order, then j, the +j pair before the -j one: the one order of
+  // operations every form shares.
+  template <class Pair>
+  HW_HD Real sum(const Real* u, long p, Pair&& k, long along) const {
     const Real centre = u[p];
     Real sum = 0;
     HW_UNROLL
@@ -254,8 +275,8 @@ struct FluxPairs {
       HW_UNROLL
       for (int j = 1; j <= R; ++j) {
         const long s = j * stride[a];
-        sum = fused(pair(a, j, p, along), u[p + s] - centre, sum);
-        sum = fused(pair(a, j, p - s, a == axis ? along - j : along), u[p - s] - centre, sum);
+        sum = fused(k(a, j, p, along), u[p + s] - centre, sum);
+        sum = fused(k(a, j, p - s, a == axis ? along - j : along), u[p - s] - centre, sum);
       }
     }
     return sum;

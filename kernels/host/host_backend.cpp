@@ -247,54 +247,86 @@ class HostBackend final : public Backend<D, Real> {
           }
           cache.keep(row[0], n, shared);
         }
+        // Many short runs (an absorbing profile's points along x): the row's
+        // Laplacian first, in one vector loop, then the runs' updates.
+        Real* op = nullptr;
+        if (cache.updates.size() > 4) {
+          op = row_buffer(n);
+#pragma omp simd
+          for (long x = 0; x < n; ++x) op[x] = lap(u, p0 + x);
+        }
         auto run = std::upper_bound(m.x_runs.begin(), m.x_runs.end(), row[0]) - 1;
         for (long x = 0, r = 0; x < n; ++run, ++r) {
           const long end = std::min<long>(n, run + 1 == m.x_runs.end() ? n : *(run + 1) - row[0]);
-          const Update up = cache.updates[static_cast<std::size_t>(r)];
-          if (end - x < 8) {  // a point or a few of an absorbing profile: not worth a vector loop's set-up
-            for (long k = x; k < end; ++k)
-              next[p0 + k] = start ? up.start(u[p0 + k], next[p0 + k], lap(u, p0 + k))
-                                   : up.step(u[p0 + k], next[p0 + k], lap(u, p0 + k));
-          } else if (start) {
-#pragma omp simd
-            for (long k = x; k < end; ++k) next[p0 + k] = up.start(u[p0 + k], next[p0 + k], lap(u, p0 + k));
-          } else {
-#pragma omp simd
-            for (long k = x; k < end; ++k) next[p0 + k] = up.step(u[p0 + k], next[p0 + k], lap(u, p0 + k));
-          }
+          const Update& up = cache.updates[static_cast<std::size_t>(r)];
+          if (op)
+            step_run(up, u + p0, next + p0, x, end, start, [&](long k) { return op[k]; });
+          else
+            step_run(up, u + p0, next + p0, x, end, start, [&](long k) { return lap(u, p0 + k); });
           x = end;
         }
         return;
       }
       // A point at a time (a coefficient from a file, or the flux form): the
-      // row's operator first, then its updates, each made only where the
-      // coefficients change.
-      thread_local std::vector<Real> ops;
-      ops.resize(static_cast<std::size_t>(n));
-      Real* op = ops.data();
-      if (flux_form) {
-        const long along = component(row, flux.axis);
-        for (long x = 0; x < n; ++x) op[x] = flux(u, p0 + x, flux.axis == 0 ? row[0] + x : along);
+      // row's operator first, then its updates, one a run of equal
+      // coefficients.
+      Real* op = row_buffer(n);
+      if (flux_form && flux.alpha) {
+#pragma omp simd
+        for (long x = 0; x < n; ++x) op[x] = flux.from_file(u, p0 + x);
+      } else if (flux_form && flux.axis == 0) {
+#pragma omp simd
+        for (long x = 0; x < n; ++x) op[x] = flux.from_tables(u, p0 + x, row[0] + x);
+      } else if (flux_form) {
+        const long along = component(row, flux.axis);  // the row's pairs: the same at every point
+#pragma omp simd
+        for (long x = 0; x < n; ++x) op[x] = flux.from_tables(u, p0 + x, along);
       } else {
 #pragma omp simd
         for (long x = 0; x < n; ++x) op[x] = lap(u, p0 + x);
       }
-      Update up = updates.uniform;
-      double last[count];
-      std::fill(std::begin(last), std::end(last), std::numeric_limits<double>::quiet_NaN());
-      for (long x = 0; x < n; ++x) {
-        const long p = p0 + x;
-        if (updates.varies) {
-          double v[count];
-          updates.values(shared, p, row[0] + x, v);
-          if (!std::equal(std::begin(v), std::end(v), std::begin(last))) {
-            up = Update::at_point(v, updates.dt);
-            std::copy(std::begin(v), std::end(v), std::begin(last));
-          }
+      const auto at = [&](long k) { return op[k]; };
+      if (!updates.varies) {  // alpha alone varies: one update for the row
+        step_run(updates.uniform, u + p0, next + p0, 0, n, start, at);
+        return;
+      }
+      // Runs of equal coefficients found along the row (a file of a few
+      // materials has long ones): one update a run.
+      for (long x = 0; x < n;) {
+        double v[count], w[count];
+        updates.values(shared, p0 + x, row[0] + x, v);
+        long end = x + 1;
+        for (; end < n; ++end) {
+          updates.values(shared, p0 + end, row[0] + end, w);
+          if (!std::equal(std::begin(v), std::end(v), std::begin(w))) break;
         }
-        next[p] = start ? up.start(u[p], next[p], op[x]) : up.step(u[p], next[p], op[x]);
+        step_run(Update::at_point(v, updates.dt), u + p0, next + p0, x, end, start, at);
+        x = end;
       }
     });
+  }
+
+  // A row's worth of scratch, one a thread.
+  static Real* row_buffer(long n) {
+    thread_local std::vector<Real> buffer;
+    buffer.resize(static_cast<std::size_t>(n));
+    return buffer.data();
+  }
+
+  // next[k] for k in [x, end) of a row (u, next: the row's first point) with
+  // one update, the operator op(k).
+  template <class Op>
+  static void step_run(const typename Eq::template Update<Real>& up, const Real* u, Real* next, long x, long end,
+                       bool start, Op&& op) {
+    if (end - x < 8) {  // a point or a few (an absorbing profile's): not worth a vector loop's set-up
+      for (long k = x; k < end; ++k) next[k] = start ? up.start(u[k], next[k], op(k)) : up.step(u[k], next[k], op(k));
+    } else if (start) {
+#pragma omp simd
+      for (long k = x; k < end; ++k) next[k] = up.start(u[k], next[k], op(k));
+    } else {
+#pragma omp simd
+      for (long k = x; k < end; ++k) next[k] = up.step(u[k], next[k], op(k));
+    }
   }
 
   // The updates of a row's runs of equal coefficients, for the row they were made for.
