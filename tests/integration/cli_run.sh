@@ -11,6 +11,11 @@ python=/usr/bin/python3
 
 "$heatwave" info | tee info.txt
 grep -q "^heatwave " info.txt && grep -q "mpi:" info.txt && grep -q "backends: host" info.txt
+# The commit is the one the sources are at now, read at build time (a build
+# dir configured at an older commit must not report that one).
+if commit=$(git -C "$source" rev-parse --short HEAD 2>/dev/null); then
+  grep -qE "commit $commit(-dirty)?," info.txt || { echo "info reports a commit other than $commit"; exit 1; }
+fi
 
 "$heatwave" run --threads 2 --metrics builtin.json >builtin.txt 2>&1
 "$heatwave" run "$source/configs/quickstart.yaml" --metrics file.json >file.txt 2>&1
