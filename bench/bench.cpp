@@ -54,7 +54,7 @@ cases:
     grid: [[2048, 2048], [128, 128, 128]]
 )";
 
-constexpr const char* media_kinds[] = {"constant", "layers", "file", "shot"};
+constexpr const char* media_kinds[] = {"constant", "layers", "file", "absorbing", "source", "shot"};
 
 // A file of two materials for the `file` media: 2 in a disk of radius L/4 at
 // the centre, 1 elsewhere (in a temporary folder, made once a grid).
@@ -86,9 +86,10 @@ std::string two_materials_file(const std::vector<long>& grid) {
 // A benchmark case: homogeneous Dirichlet, fresh random data, dt: auto.
 // media: constant; layers (the equation's first coefficient in two layers
 // along y); file (the first coefficient from a file of two materials, a
-// disk in a field); shot (the wave equations: c in three layers along the
-// last axis, absorbing faces but a free surface on top, a Ricker point source
-// under it: the seismic example's shape).
+// disk in a field); absorbing (the wave equations: every face absorbing, 24
+// points wide); source (a Ricker point source near the top face); shot (the
+// wave equations: c in three layers along the last axis, absorbing faces but
+// a free surface on top, the source under it: the seismic example's shape).
 Config case_config(const std::string& backend, const std::string& equation, const std::string& precision, int radius,
                    const std::vector<long>& grid, const std::string& media, int seed) {
   std::string points;
@@ -101,13 +102,17 @@ Config case_config(const std::string& backend, const std::string& equation, cons
   if (media == "file")
     extra = fmt::format("material: {{{}: {{type: file, path: {}, dataset: material}}}}\n", key,
                         two_materials_file(grid));
-  if (media == "shot") {
-    const char axis = "xyz"[grid.size() - 1];
+  if (media == "absorbing")  // every face absorbing, the medium constant
+    boundary = "boundary: {default: {type: absorbing, width: 24}}\n";
+  if (media == "source" || media == "shot") {  // a Ricker point source near the top
     const std::string top = grid.size() == 3 ? "0.5, 0.5, 0.95" : "0.5, 0.95";
     extra = fmt::format(
-        "material: {{c: {{type: layers, axis: {}, interfaces: [0.5, 0.85], values: [3.0, 2.2, 1.5]}}}}\n"
-        "sources: [{{type: point, position: [{}], amplitude: 1.0, time: {{type: ricker, frequency: 15.0}}}}]\n",
-        axis, top);
+        "sources: [{{type: point, position: [{}], amplitude: 1.0, time: {{type: ricker, frequency: 15.0}}}}]\n", top);
+  }
+  if (media == "shot") {
+    const char axis = "xyz"[grid.size() - 1];
+    extra += fmt::format(
+        "material: {{c: {{type: layers, axis: {}, interfaces: [0.5, 0.85], values: [3.0, 2.2, 1.5]}}}}\n", axis);
     boundary = fmt::format("boundary: {{default: {{type: absorbing, width: 24}}, {}_high: {{type: neumann, value: 0.0}}}}\n",
                            axis);
   }
@@ -120,8 +125,8 @@ Config case_config(const std::string& backend, const std::string& equation, cons
 
 // The media a case row names.
 std::string media_name(const Config& c) {
-  if (!c.sources.empty()) return "shot";
-  if (c.material.empty()) return "constant";
+  if (!c.sources.empty()) return c.material.empty() ? "source" : "shot";
+  if (c.material.empty()) return c.boundary[0][0].absorbing > 0 ? "absorbing" : "constant";
   return c.material.begin()->second.type == MediumType::file ? "file" : "layers";
 }
 
@@ -163,10 +168,12 @@ Suite load_suite(const std::string& text, const std::string& source) {
     if (c.has("media")) media = c.list<std::string>("media");
     for (const auto& m : media)
       if (std::find(std::begin(media_kinds), std::end(media_kinds), m) == std::end(media_kinds))
-        c.invalid("media", "entries must be constant, layers, file or shot, not '" + m + "'");
+        c.invalid("media", "entries must be constant, layers, file, absorbing, source or shot, not '" + m + "'");
     for (const auto& e : equations)
-      if (std::find(media.begin(), media.end(), "shot") != media.end() && e == "heat")
-        c.invalid("media", "'shot' is for the wave equations (c, absorbing faces), not the heat equation");
+      for (const char* wave_only : {"shot", "absorbing"})
+        if (std::find(media.begin(), media.end(), wave_only) != media.end() && e == "heat")
+          c.invalid("media", std::string("'") + wave_only +
+                                 "' is for the wave equations (c, absorbing faces), not the heat equation");
     std::vector<std::string> plans{"auto"};
     if (c.has("cluster")) plans = c.list<std::string>("cluster");
     std::vector<std::optional<cuda::ClusterPlan>> parsed;

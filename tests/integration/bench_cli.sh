@@ -32,6 +32,31 @@ for c in b["cases"]:
     assert abs(c["bytes_per_second"] - c["cells_per_second"] * c["bytes_per_update"]) <= 1e-6 * c["bytes_per_second"]
     assert abs(c["fraction_of_roofline"] - c["bytes_per_second"] / c["roofline_bytes_per_second"]) <= 1e-9
 PY
+# The roofline is the faster of the plain and the streaming-store copy.
+/usr/bin/python3 -c "
+import json; b = json.load(open('bench.json'))
+assert b['host_copy_bytes_per_second'] == max(b['host_copy_plain_bytes_per_second'], b['host_copy_streaming_bytes_per_second']) > 0, b"
+# Every media kind runs as a case and is named so in the table and the JSON.
+cat >media.yaml <<'YAML'
+repeats: 1
+warmup_steps: 1
+steps: 2
+copy_bytes: 8388608
+cases:
+  - {backend: [host], equation: [wave], precision: [float32], radius: [1], grid: [[96, 96]],
+     media: [constant, layers, file, absorbing, source, shot]}
+YAML
+"$heatwave" bench media.yaml --json media.json >media.txt 2>&1
+/usr/bin/python3 -c "
+import json; b = json.load(open('media.json'))
+names = [c['media'] for c in b['cases']]
+assert names == ['constant', 'layers', 'file', 'absorbing', 'source', 'shot'], names"
+printf 'cases:\n  - {backend: [host], equation: [heat], precision: [float32], radius: [1], grid: [[64, 64]], media: [absorbing]}\n' >heat.yaml
+set +e
+"$heatwave" bench heat.yaml >heat.txt 2>&1
+code=$?
+set -e
+[[ $code -eq 6 ]] && grep -q "'absorbing' is for the wave equations" heat.txt
 printf 'cases:\n  - {backend: [host], equation: [heat], precision: [float32], radius: [1], grid: [[64, abc]]}\n' >bad.yaml
 set +e
 "$heatwave" bench bad.yaml >bad.txt 2>&1
@@ -48,7 +73,7 @@ if ! "$heatwave" info | grep -q "^  \[[0-9]*\] "; then
   set -e
   [[ $code -eq 15 ]] && grep -q "nothing was measured" gpu.txt && grep -qF '{"kept": true}' gpu.json ||
     { echo "FAIL: bench/cluster.yaml without a GPU exits $code"; cat gpu.txt; exit 1; }
-  echo "3 passed, 0 failed"
+  echo "6 passed, 0 failed"
 else
-  echo "2 passed, 0 failed (a GPU is visible: the no-GPU case is not run here)"
+  echo "5 passed, 0 failed (a GPU is visible: the no-GPU case is not run here)"
 fi
