@@ -96,7 +96,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     }
     // Where the baseline kernel won, it runs: the cluster path ships only where it is faster.
     if (plan.baseline()) return reason = "the baseline step kernel is faster for this case (" + origin + ")", false;
-    kernel_ = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, this->step_kernel_->flux_pairs(), reason);
+    kernel_ = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, media(), reason);
     if (!kernel_) return false;
     allocate_outputs();
     reason = "plan (" + origin + "): " + kernel_->plan().text() + ", " +
@@ -107,6 +107,11 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   }
 
  private:
+  // The media as the cuda backend's step kernel holds them on the device.
+  ClusterMedia<Real> media() const {
+    return {this->step_kernel_->flux_pairs(), this->step_kernel_->point_updates()};
+  }
+
   // Two levels: the launches' outputs (both input levels stay intact for the
   // halos other clusters load).
   void allocate_outputs() {
@@ -152,7 +157,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     for (const ClusterPlan& plan : cluster_plan_candidates(problem_)) {
       std::string why;
       const auto kernel =
-          make_cluster_kernel<Real>(problem_, fields_.domain(), plan, this->step_kernel_->flux_pairs(), why);
+          make_cluster_kernel<Real>(problem_, fields_.domain(), plan, media(), why);
       if (!kernel) continue;
       ++tried;
       startup_progress("autotuning the cluster plans (" + std::to_string(tried) + " tried)");

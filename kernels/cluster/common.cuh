@@ -26,6 +26,24 @@ namespace cg = cooperative_groups;
 
 inline constexpr int unbounded = INT_MAX / 4;  // the core of a periodic axis: every index
 
+// How a kernel's stencil and update take the coefficients: constant; the flux
+// form over pair tiles where the flux coefficient varies (the heat's alpha);
+// or an update made at each point where another coefficient varies (c,
+// gamma, absorbing profiles: PointUpdates).
+enum class Form { uniform, flux, point };
+
+// Where coordinate c of an axis lies in the rank's storage, for tables and
+// fields indexed by it: wrapped on a periodic axis, else clamped to the
+// stored points (a pack's points past the region it computes are computed
+// and never kept: any stored point serves them).
+__device__ __forceinline__ int stored_coordinate(const ClusterAxis& a, int c) {
+  if (a.periodic) {
+    const int g = c % a.n;
+    return g < 0 ? g + a.n : g;
+  }
+  return min(max(c, a.load_lo), a.load_hi - 1);
+}
+
 // Where coordinate c of an axis is read from: wrapped on a periodic axis, as
 // is where data lies; false where nothing is stored (never read).
 __device__ __forceinline__ bool source_coordinate(const ClusterAxis& a, int c, int& g) {
@@ -134,18 +152,23 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
 
   // The axes as the kernels see them, and the parts of the plan every
   // dimension derives alike. False, with `reason`, where the box is too small.
-  // `flux_pairs`: the device pair fields where the flux coefficient varies (FluxTiles).
+  // `media`: the device pair fields where the flux coefficient varies
+  // (FluxTiles), the point updates where another coefficient does.
   bool set_geometry(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan,
-                    const std::vector<const Real*>& flux_pairs, std::string& reason) {
+                    const ClusterMedia<Real>& media, std::string& reason) {
     const int R = problem.radius;
     radius_ = R;
+    const std::vector<const Real*>& flux_pairs = media.flux_pairs;
     flux_pairs_ = flux_pairs;
+    if (media.point_updates) point_ = *static_cast<const PointUpdates<D, Real, Eq>*>(media.point_updates);
+    pointwise_ = media.point_updates != nullptr;
     if (cluster_flux_tiles(problem) != !flux_pairs.empty() ||
         (!flux_pairs.empty() && flux_pairs.size() != static_cast<std::size_t>(D * R)))
       return reason = "the cluster kernels need the flux coefficient's " + std::to_string(D * R) +
                       " pair fields where it varies, and none where it does not",
              false;
-    if (D == 3 && !flux_pairs.empty()) return reason = cluster_media_gap(problem), false;
+    if (D == 3 && (!flux_pairs.empty() || pointwise_))
+      return reason = "the 3D cluster kernel does not read coefficient fields yet", false;
     int device = 0, can = 0;
     HW_CUDA(cudaGetDevice(&device));
     HW_CUDA(cudaDeviceGetAttribute(&can, cudaDevAttrClusterLaunch, device));
@@ -276,6 +299,8 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   std::tuple<LaplacianWeights<D, 1, Real>, LaplacianWeights<D, 2, Real>> laps_{};
   Update update_{};
   std::vector<const Real*> flux_pairs_;  // device pair fields, [a * R + j - 1]; empty: a constant flux coefficient
+  PointUpdates<D, Real, Eq> point_{};    // device views, where pointwise_
+  bool pointwise_ = false;               // a coefficient other than the flux one varies: Form::point
 };
 
 // The kernel class of each dimension (kernel_2d.cuh, kernel_3d.cuh).
@@ -288,10 +313,9 @@ struct KernelFamily;
 template <int D, class Real, class Eq>
 std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for(const Problem& problem, const LocalDomain<D>& domain,
                                                                 const ClusterPlan& plan,
-                                                                const std::vector<const Real*>& flux_pairs,
-                                                                std::string& reason) {
+                                                                const ClusterMedia<Real>& media, std::string& reason) {
   auto kernel = std::make_unique<typename KernelFamily<D>::template type<Real, Eq>>();
-  if (!kernel->configure(problem, domain, plan, flux_pairs, reason)) return nullptr;
+  if (!kernel->configure(problem, domain, plan, media, reason)) return nullptr;
   return kernel;
 }
 

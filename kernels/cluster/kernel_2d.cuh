@@ -128,6 +128,35 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
   __syncthreads();
 }
 
+// Form::point: what a thread's pack in row y shares (the coefficients'
+// CoefficientView rows) and, where the pack is calm (nothing varies along x
+// over its points: PointUpdates::calm_lo/hi), the one update of its points.
+template <class Real, class Eq>
+struct PointRow2D {
+  using Update = typename Eq::template Update<Real>;
+  typename PointUpdates<2, Real, Eq>::Row shared{};
+  Update same{};
+  long row = 0;  // the global offset of the row's point x = 0
+  int x0 = 0;    // the pack's first point
+  bool calm = false;
+  PointRow2D() = default;
+  __device__ PointRow2D(const PointUpdates<2, Real, Eq>& updates, const ClusterGeometry<2>& geo, int x, int y)
+      : x0(x) {
+    const int gy = stored_coordinate(geo.axis[1], y);
+    shared = updates.row(Index<2>{0, gy});
+    row = geo.lead + (gy + geo.halo) * geo.stride[1];
+    const ClusterAxis& ax = geo.axis[0];
+    calm = x >= updates.calm_lo && x + Pack<Real>::width <= updates.calm_hi &&
+           (!ax.periodic || (x >= 0 && x + Pack<Real>::width <= ax.n));
+    if (calm) same = updates.at(shared, 0, x);  // no file field where calm: the offset is unread
+  }
+  __device__ Update at(const PointUpdates<2, Real, Eq>& updates, const ClusterAxis& ax, int v) const {
+    if (calm) return same;
+    const int gx = stored_coordinate(ax, x0 + v);
+    return updates.at(shared, row + gx, gx);
+  }
+};
+
 // One step's stencil from u_now into u_next over [cx0, cx1) x [cy0, cy1). A
 // thread owns the pack of V points at shared column lx (threads span the row) and
 // walks down a strip of rows with the 2r+1 packs along y in registers; packs
@@ -138,13 +167,17 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
 // parameter: no branch a row).
 // Flux: the operator is the flux form over the pair planes at `pairs`
 // (plane apart), y pairs kept in a register window like the column.
-template <int R, class Real, class Eq, bool Starting, bool Flux>
+template <int R, class Real, class Eq, bool Starting, Form F>
 __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx,
                                                 bool whole, int cx0, int cx1, int cy0, int cy1, int rows_log2,
-                                                const ClusterAxis& ax, const LaplacianWeights<2, R, Real>& lap,
-                                                const typename Eq::template Update<Real>& up, const Real* pairs,
+                                                const ClusterGeometry<2>& geo, const LaplacianWeights<2, R, Real>& lap,
+                                                const typename Eq::template Update<Real>& up,
+                                                const PointUpdates<2, Real, Eq>& updates, const Real* pairs,
                                                 int plane) {
   using Vec = Pack<Real>;
+  using Update = typename Eq::template Update<Real>;
+  constexpr bool Flux = F == Form::flux;
+  const ClusterAxis& ax = geo.axis[0];
   constexpr int V = Vec::width;
   const int W = s.W;
   const int per_thread = (cy1 - cy0 + static_cast<int>(blockDim.y) - 1) >> rows_log2;
@@ -183,9 +216,17 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
     }
     Vec result;
     if constexpr (Eq::levels == 2) result = load_pack(b);  // u^{m-1}
+    [[maybe_unused]] PointRow2D<Real, Eq> point;
+    if constexpr (F == Form::point) point = PointRow2D<Real, Eq>(updates, geo, s.xbase + lx, y);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const Real centre = column[R].v[v];
+      const Update at = [&] {
+        if constexpr (F == Form::point)
+          return point.at(updates, ax, v);
+        else
+          return up;
+      }();
       Real minus[R + 1], plus[R + 1];
 #pragma unroll
       for (int j = 1; j <= R; ++j) {
@@ -213,11 +254,11 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
         lap_value = lap.add(1, lap_value, minus, plus);
       }
       if constexpr (Eq::levels == 1)
-        result.v[v] = up.step(centre, centre, lap_value);
+        result.v[v] = at.step(centre, centre, lap_value);
       else if constexpr (Starting)
-        result.v[v] = up.start(centre, result.v[v], lap_value);
+        result.v[v] = at.start(centre, result.v[v], lap_value);
       else
-        result.v[v] = up.step(centre, result.v[v], lap_value);
+        result.v[v] = at.step(centre, result.v[v], lap_value);
     }
     store_pack(b, result);
 #pragma unroll
@@ -240,18 +281,19 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
   }
 }
 
-template <int R, class Real, class Eq, bool Flux>
+template <int R, class Real, class Eq, Form F>
 __device__ __forceinline__ void stencil_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx, bool whole,
-                                           int cx0, int cx1, int cy0, int cy1, int rows_log2, const ClusterAxis& ax,
-                                           const LaplacianWeights<2, R, Real>& lap,
-                                           const typename Eq::template Update<Real>& up, bool starting,
-                                           const Real* pairs, int plane) {
+                                           int cx0, int cx1, int cy0, int cy1, int rows_log2,
+                                           const ClusterGeometry<2>& geo, const LaplacianWeights<2, R, Real>& lap,
+                                           const typename Eq::template Update<Real>& up,
+                                           const PointUpdates<2, Real, Eq>& updates, bool starting, const Real* pairs,
+                                           int plane) {
   if (Eq::levels == 2 && starting)
-    stencil_rows_2d<R, Real, Eq, true, Flux>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up,
-                                             pairs, plane);
+    stencil_rows_2d<R, Real, Eq, true, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, geo, lap, up,
+                                          updates, pairs, plane);
   else
-    stencil_rows_2d<R, Real, Eq, false, Flux>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, ax, lap, up,
-                                              pairs, plane);
+    stencil_rows_2d<R, Real, Eq, false, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, geo, lap, up,
+                                           updates, pairs, plane);
 }
 
 // Writes [wx0, wx1) x [wy0, wy1) of u_now (two levels: and of u_next, its
@@ -281,13 +323,15 @@ __device__ __forceinline__ void store_tile_2d(const Real* u_now, const Real* u_n
   }
 }
 
-template <int R, class Real, class Eq, bool Flux>
+template <int R, class Real, class Eq, Form F>
 __global__ void __launch_bounds__(512)
     cluster_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                      const int steps, const bool start, const FluxTiles<R, Real> flux) {
+                      const int steps, const bool start, const FluxTiles<R, Real> flux,
+                      const PointUpdates<2, Real, Eq> updates) {
   constexpr int V = Pack<Real>::width;
+  constexpr bool Flux = F == Form::flux;
   constexpr int Pairs = Flux ? FluxTiles<R, Real>::count : 0;
   cg::cluster_group cluster = cg::this_cluster();
   const int W = geo.width;
@@ -340,8 +384,8 @@ __global__ void __launch_bounds__(512)
     // (c) the stencil over the step's region, less faces and ghosts.
     const int cx0 = max(x0 - left, ax.upd_lo), cx1 = min(x0 + TX + left, ax.upd_hi);
     const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
-    stencil_2d<R, Real, Eq, Flux>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up,
-                                  Eq::levels == 2 && start && step == 1, pairs, geo.plane);
+    stencil_2d<R, Real, Eq, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, geo, lap, up,
+                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane);
     // (d) publish the new level; swap.
     if (B > 1)
       cluster.sync();
@@ -371,13 +415,15 @@ __global__ void __launch_bounds__(512)
 // memory once a launch, the edges once a step. One rank without
 // MPI-exchanged faces; clusters of one block (DSMEM did not pay in 2D).
 
-template <int R, class Real, class Eq, bool Flux>
+template <int R, class Real, class Eq, Form F>
 __global__ void __launch_bounds__(512)
     resident_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                        Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                        const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                       const int steps, const bool start, Real* __restrict__ edges, const FluxTiles<R, Real> flux) {
+                       const int steps, const bool start, Real* __restrict__ edges, const FluxTiles<R, Real> flux,
+                       const PointUpdates<2, Real, Eq> updates) {
   constexpr int V = Pack<Real>::width;
+  constexpr bool Flux = F == Form::flux;
   constexpr int Pairs = Flux ? FluxTiles<R, Real>::count : 0;
   cg::grid_group grid = cg::this_grid();
   const int W = geo.width;
@@ -411,8 +457,8 @@ __global__ void __launch_bounds__(512)
 
   load_tile_2d<Real, Eq::levels, Pairs>(u_now, u_next, u, u_prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R, flux, pairs);
   for (int step = 1; step <= steps; ++step) {
-    stencil_2d<R, Real, Eq, Flux>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, ax, lap, up,
-                                  Eq::levels == 2 && start && step == 1, pairs, geo.plane);
+    stencil_2d<R, Real, Eq, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, geo, lap, up,
+                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane);
     __syncthreads();
     if (step < steps) {
       const int parity = step & 1;
@@ -469,8 +515,8 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
  public:
   // False, with `reason`, where the plan cannot run.
   bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q,
-                 const std::vector<const Real*>& flux_pairs, std::string& reason) {
-    if (!this->set_geometry(problem, domain, q, flux_pairs, reason)) return false;
+                 const ClusterMedia<Real>& media, std::string& reason) {
+    if (!this->set_geometry(problem, domain, q, media, reason)) return false;
     const int R = problem.radius, KR = q.k * R;
     constexpr int V = Pack<Real>::width;
     const bool power_of_2 = q.threads_y >= 1 && (q.threads_y & (q.threads_y - 1)) == 0;
@@ -511,8 +557,8 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
 
     if (q.resident) {
       // Every tile must be on chip at once: the grid synchronises each step.
-      const int room = with_kernel([&]<int RR, bool Flux>() {
-        return resident_room(resident_kernel_2d<RR, Real, Eq, Flux>, threads_x_ * threads_y_, shared_bytes_);
+      const int room = with_kernel([&]<int RR, Form F>() {
+        return resident_room(resident_kernel_2d<RR, Real, Eq, F>, threads_x_ * threads_y_, shared_bytes_);
       });
       const dim3 grid = resident_grid();
       const long tiles = static_cast<long>(grid.x) * grid.y;
@@ -525,9 +571,9 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
       edges_.allocate(static_cast<std::size_t>(2 * tiles * 4 * R) * std::max(q.tile_x, q.tile_y));
       return true;
     }
-    active_clusters_ = with_kernel([&]<int RR, bool Flux>() {
-      this->allow_shared_memory(cluster_kernel_2d<RR, Real, Eq, Flux>);
-      return this->max_active_clusters(cluster_kernel_2d<RR, Real, Eq, Flux>);
+    active_clusters_ = with_kernel([&]<int RR, Form F>() {
+      this->allow_shared_memory(cluster_kernel_2d<RR, Real, Eq, F>);
+      return this->max_active_clusters(cluster_kernel_2d<RR, Real, Eq, F>);
     });
     return this->co_scheduled(reason);
   }
@@ -551,28 +597,32 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     } else {
       config = this->launch_config(attribute, window, stream);
     }
-    with_kernel([&]<int R, bool Flux>() {
+    with_kernel([&]<int R, Form F>() {
       FluxTiles<R, Real> flux;
-      for (int i = 0; Flux && i < flux.count; ++i) flux.global[i] = this->flux_pairs_[i];
+      for (int i = 0; F == Form::flux && i < flux.count; ++i) flux.global[i] = this->flux_pairs_[i];
       if (geo_.plan.resident)
-        HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<R, Real, Eq, Flux>, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start, edges_.get(), flux));
+        HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<R, Real, Eq, F>, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start, edges_.get(), flux,
+                                   this->point_));
       else
-        HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel_2d<R, Real, Eq, Flux>, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start, flux));
+        HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel_2d<R, Real, Eq, F>, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start, flux, this->point_));
     });
     HW_CUDA(cudaGetLastError());
   }
 
  private:
-  // f.template operator()<R, Flux>() for the case's radius and whether it
-  // reads pair tiles (instantiated only for an equation with a flux coefficient).
-  template <class F>
-  decltype(auto) with_kernel(F&& f) const {
+  // f.template operator()<R, Form>() for the case's radius and the form its
+  // coefficients take (each form instantiated only for an equation that has
+  // such a coefficient: the flux form for the heat, point updates for the waves).
+  template <class Fn>
+  decltype(auto) with_kernel(Fn&& f) const {
     return with_radius(this->radius_, [&]<int R>() {
       if constexpr (Eq::flux_coefficient != nullptr)
-        if (!this->flux_pairs_.empty()) return f.template operator()<R, true>();
-      return f.template operator()<R, false>();
+        if (!this->flux_pairs_.empty()) return f.template operator()<R, Form::flux>();
+      if constexpr (Eq::coefficients.size() > (Eq::flux_coefficient != nullptr ? 1u : 0u))
+        if (this->pointwise_) return f.template operator()<R, Form::point>();
+      return f.template operator()<R, Form::uniform>();
     });
   }
 

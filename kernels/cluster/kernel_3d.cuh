@@ -430,8 +430,8 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
  public:
   // False, with `reason`, where the plan cannot run.
   bool configure(const Problem& problem, const LocalDomain<3>& domain, const ClusterPlan& q,
-                 const std::vector<const Real*>& flux_pairs, std::string& reason) {
-    if (!this->set_geometry(problem, domain, q, flux_pairs, reason)) return false;
+                 const ClusterMedia<Real>& media, std::string& reason) {
+    if (!this->set_geometry(problem, domain, q, media, reason)) return false;
     const int R = problem.radius, KR = q.k * R;
     constexpr int V = Pack<Real>::width;
     if (q.resident)

@@ -223,7 +223,7 @@ std::string ClusterPlanCache::key(const std::string& device, const Problem& prob
   for (long n : owned) size += (size.empty() ? "" : "x") + std::to_string(n);
   return device + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
          to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size + (exchanged ? "|mpi" : "") +
-         (cluster_flux_tiles(problem) ? "|media" : "");
+         (problem.varies() ? "|media" : "");
 }
 
 bool cluster_flux_tiles(const Problem& problem) {
@@ -234,13 +234,7 @@ std::string cluster_media_gap(const Problem& problem) {
   if (!problem.varies() && problem.sources.empty()) return "";
   if (!problem.sources.empty()) return "the cluster kernels do not add sources yet";
   if (problem.dims == 3) return "the 3D cluster kernel does not read coefficient fields yet";
-  return with_equation(problem.equation, [&]<class Eq>() -> std::string {
-    for (const auto& entry : problem.material)
-      if (Eq::flux_coefficient == nullptr || entry.first != Eq::flux_coefficient)
-        return "'" + entry.first +
-               "' varies point by point; the cluster kernels read only the flux coefficient's field (the heat's alpha)";
-    return "";
-  });
+  return "";  // 2D: the flux coefficient's pair tiles, the others' updates point by point
 }
 
 namespace {

@@ -92,6 +92,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
     if (!std::getenv("HEATWAVE_CUDA_LAUNCH")) shape_.prefetch = 0;
     const auto media = Media<D, Real, Eq>::make(problem, domain);
     varies_ = media.pointwise || media.flux_form();
+    pointwise_ = media.pointwise;
     if (!varies_) plain_ = make_plain_step_kernel<D, Real>(problem, domain);
     updates_ = media.updates(copies_);
     kinetic_ = media.kinetic_weight(copies_);
@@ -139,6 +140,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
   }
 
   KineticWeight<Real> kinetic_weight() const override { return kinetic_; }
+  const void* point_updates() const override { return pointwise_ ? &updates_ : nullptr; }
 
   std::vector<const Real*> flux_pairs() const override {
     if (!flux_) return {};
@@ -175,7 +177,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
   Layout<D> layout_;
   LaunchShape shape_;
   DeviceCopies copies_;
-  bool varies_ = false, flux_ = false;
+  bool varies_ = false, flux_ = false, pointwise_ = false;
   std::unique_ptr<StepKernel<D, Real>> plain_;  // the coefficients are constant: sources only
   PointUpdates<D, Real, Eq> updates_;
   KineticWeight<Real> kinetic_;

@@ -32,6 +32,9 @@ class StepKernel {
   // 2D tiles load. Made on first call: the one-step kernels compute them
   // where they use them.
   virtual std::vector<const Real*> flux_pairs() const { return {}; }
+  // The equation's PointUpdates<D, Real, Eq> (device views) where a
+  // coefficient other than the flux one varies; null elsewhere.
+  virtual const void* point_updates() const { return nullptr; }
 };
 
 // For the problem's equation, on fields of this domain: the media kernel

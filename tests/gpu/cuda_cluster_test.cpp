@@ -37,10 +37,10 @@ struct PlanOverride {
 // `extra`: more config (media).
 template <class Real, int D = 2>
 void check_cluster(const char* eq, int radius, const std::string& grid, int steps, int chunks, const char* plan,
-                   const std::string& extra = "") {
+                   const std::string& extra = "", const std::vector<std::string>& boundaries = test::boundary_sets) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const PlanOverride override_plan(plan);
-  for (const std::string& bc : test::boundary_sets) {
+  for (const std::string& bc : boundaries) {
     const std::string what = fmt::format("{} {}D {} r{} {} grid {} plan {} {}", eq, D, precision, radius, bc, grid,
                                          plan ? plan : "default", extra);
     const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}", extra);
@@ -147,6 +147,39 @@ TEST(GpuCluster, HeatMedia2D) {
         check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, media);
       }
   }
+}
+
+// The waves' coefficients varying in space (an update made at each point:
+// Form::point): c in layers across x (updates that differ along a row) and
+// across y, the damped wave's gamma in layers too, and absorbing faces
+// (profiles along x and y, calm packs between them); streaming, clustered
+// and resident plans.
+TEST(GpuCluster, WaveMedia2D) {
+  const char* media_plans[] = {nullptr, "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1", "1,1,32,16,0,8,8",
+                               "resident,24,12,2", "resident,60,24,4"};
+  for (const char* axis : {"x", "y"}) {
+    const std::string c = fmt::format(
+        "material: {{c: {{type: layers, axis: {}, interfaces: [0.3, 0.55], values: [1, 0.6, 1.4]}}}}\n", axis);
+    const std::string damped = fmt::format(
+        "material: {{c: {{type: layers, axis: {0}, interfaces: [0.3, 0.55], values: [1, 0.6, 1.4]}}, "
+        "gamma: {{type: layers, axis: {0}, interfaces: [0.5], values: [0.5, 3]}}}}\n",
+        axis);
+    for (const char* plan : media_plans)
+      for (int r : {1, 2}) {
+        check_cluster<float>("wave", r, "[37, 29]", 7, 3, plan, c);
+        check_cluster<double>("wave", r, "[300, 257]", 5, 2, plan, c);
+        check_cluster<double>("damped_wave", r, "[37, 29]", 7, 3, plan, damped);
+      }
+  }
+  const std::vector<std::string> absorbing = {
+      "{default: {type: absorbing, width: 6}, y_high: {type: neumann, value: 0.0}}",
+      "{default: periodic, y_low: {type: absorbing, width: 5}, y_high: {type: absorbing, width: 7}}",
+  };
+  for (const char* plan : media_plans)
+    for (int r : {1, 2}) {
+      check_cluster<float>("wave", r, "[37, 29]", 7, 3, plan, "", absorbing);
+      check_cluster<double>("damped_wave", r, "[300, 257]", 5, 2, plan, "", absorbing);
+    }
 }
 
 // Resident plans (resident,tile_x,tile_y,threads_y): the whole domain on
