@@ -128,9 +128,30 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
   __syncthreads();
 }
 
+// Form::point: the update of each shared row's calm points (nothing varies
+// along x there: PointUpdates::calm_lo/hi), made once a launch since the
+// coefficients do not change in time; row y at table[y - s.ybase], in
+// dynamic shared memory after the two levels.
+template <class Real, class Eq>
+__device__ __forceinline__ typename Eq::template Update<Real>* calm_updates_2d(const ClusterGeometry<2>& geo) {
+  return reinterpret_cast<typename Eq::template Update<Real>*>(reinterpret_cast<Real*>(cluster_shared) +
+                                                               Pack<Real>::width + 2 * geo.plane);
+}
+template <class Real, class Eq>
+__device__ __forceinline__ void make_calm_updates_2d(const PointUpdates<2, Real, Eq>& updates,
+                                                     const ClusterGeometry<2>& geo, const SharedPlane& s) {
+  if (updates.calm_lo >= updates.calm_hi) return;
+  auto* table = calm_updates_2d<Real, Eq>(geo);
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
+  for (int i = tid; i < geo.rows; i += nthreads) {
+    const int gy = stored_coordinate(geo.axis[1], s.ybase + i);
+    table[i] = updates.at(updates.row(Index<2>{0, gy}), 0, updates.calm_lo);
+  }
+}
+
 // Form::point: what a thread's pack in row y shares (the coefficients'
-// CoefficientView rows) and, where the pack is calm (nothing varies along x
-// over its points: PointUpdates::calm_lo/hi), the one update of its points.
+// CoefficientView rows) and, where the pack is calm, the one update of its
+// points (from the launch's table).
 template <class Real, class Eq>
 struct PointRow2D {
   using Update = typename Eq::template Update<Real>;
@@ -140,15 +161,19 @@ struct PointRow2D {
   int x0 = 0;    // the pack's first point
   bool calm = false;
   PointRow2D() = default;
-  __device__ PointRow2D(const PointUpdates<2, Real, Eq>& updates, const ClusterGeometry<2>& geo, int x, int y)
+  __device__ PointRow2D(const PointUpdates<2, Real, Eq>& updates, const ClusterGeometry<2>& geo, const SharedPlane& s,
+                        int x, int y)
       : x0(x) {
-    const int gy = stored_coordinate(geo.axis[1], y);
-    shared = updates.row(Index<2>{0, gy});
-    row = geo.lead + (gy + geo.halo) * geo.stride[1];
     const ClusterAxis& ax = geo.axis[0];
     calm = x >= updates.calm_lo && x + Pack<Real>::width <= updates.calm_hi &&
            (!ax.periodic || (x >= 0 && x + Pack<Real>::width <= ax.n));
-    if (calm) same = updates.at(shared, 0, x);  // no file field where calm: the offset is unread
+    if (calm) {
+      same = calm_updates_2d<Real, Eq>(geo)[y - s.ybase];
+      return;
+    }
+    const int gy = stored_coordinate(geo.axis[1], y);
+    shared = updates.row(Index<2>{0, gy});
+    row = geo.lead + (gy + geo.halo) * geo.stride[1];
   }
   __device__ Update at(const PointUpdates<2, Real, Eq>& updates, const ClusterAxis& ax, int v) const {
     if (calm) return same;
@@ -217,7 +242,7 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
     Vec result;
     if constexpr (Eq::levels == 2) result = load_pack(b);  // u^{m-1}
     [[maybe_unused]] PointRow2D<Real, Eq> point;
-    if constexpr (F == Form::point) point = PointRow2D<Real, Eq>(updates, geo, s.xbase + lx, y);
+    if constexpr (F == Form::point) point = PointRow2D<Real, Eq>(updates, geo, s, s.xbase + lx, y);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const Real centre = column[R].v[v];
@@ -351,8 +376,9 @@ __global__ void __launch_bounds__(512)
   const int lx = threadIdx.x * V;                       // the thread's pack column in shared memory, every step
   const bool whole = !face_in_pack(ax, xbase + lx, V);  // no Dirichlet x face point in it
 
-  // What step 1 reads.
+  // What step 1 reads (and the calm rows' updates).
   const int reach = steps * R;
+  if constexpr (F == Form::point) make_calm_updates_2d(updates, geo, s);
   load_tile_2d<Real, Eq::levels, Pairs>(u_now, u_next, u, u_prev, geo, s, x0 - reach, x0 + TX + reach,
                                         y0 - (outer_lo ? reach : R), y0 + TY + (outer_hi ? reach : R), flux, pairs);
 
@@ -455,6 +481,7 @@ __global__ void __launch_bounds__(512)
   const int south = neighbour(by, nby, ay.periodic, -1), north = neighbour(by, nby, ay.periodic, 1);
   const int rows = y1 - y0, cols = x1 - x0;
 
+  if constexpr (F == Form::point) make_calm_updates_2d(updates, geo, s);
   load_tile_2d<Real, Eq::levels, Pairs>(u_now, u_next, u, u_prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R, flux, pairs);
   for (int step = 1; step <= steps; ++step) {
     stencil_2d<R, Real, Eq, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, geo, lap, up,
@@ -550,9 +577,12 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
     threads_y_ = q.threads_y;
     geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
-    // Both levels and the pair tiles, each plane with its pad.
+    // Both levels and the pair tiles, each plane with its pad; point updates:
+    // the calm rows' updates (make_calm_updates_2d).
     const int planes = 2 + static_cast<int>(this->flux_pairs_.size());
     shared_bytes_ = planes * sizeof(Real) * static_cast<std::size_t>(geo_.plane);
+    if (this->pointwise_)
+      shared_bytes_ += V * sizeof(Real) + geo_.rows * sizeof(typename Eq::template Update<Real>);
     if (!this->fits_device(reason)) return false;
 
     if (q.resident) {
