@@ -149,35 +149,32 @@ __device__ __forceinline__ void make_calm_updates_2d(const PointUpdates<2, Real,
   }
 }
 
-// Form::point: what a thread's pack in row y shares (the coefficients'
-// CoefficientView rows) and, where the pack is calm, the one update of its
-// points (from the launch's table).
+// Form::point: a thread's pack (the same at every row of a stencil call).
+// Where it is calm its update in row y is the launch's table's; elsewhere
+// each point's is made from the coefficient views.
 template <class Real, class Eq>
-struct PointRow2D {
+struct PointPack2D {
   using Update = typename Eq::template Update<Real>;
-  typename PointUpdates<2, Real, Eq>::Row shared{};
-  Update same{};
-  long row = 0;  // the global offset of the row's point x = 0
-  int x0 = 0;    // the pack's first point
+  int x0 = 0, ybase = 0;  // the pack's first point; the table's first row
   bool calm = false;
-  PointRow2D() = default;
-  __device__ PointRow2D(const PointUpdates<2, Real, Eq>& updates, const ClusterGeometry<2>& geo, const SharedPlane& s,
-                        int x, int y)
-      : x0(x) {
-    const ClusterAxis& ax = geo.axis[0];
+  typename PointUpdates<2, Real, Eq>::Row shared{};  // not calm: the row's coefficient views
+  long row = 0;                                      // not calm: the global offset of the row's point x = 0
+  PointPack2D() = default;
+  __device__ PointPack2D(const PointUpdates<2, Real, Eq>& updates, const ClusterAxis& ax, const SharedPlane& s, int x)
+      : x0(x), ybase(s.ybase) {
     calm = x >= updates.calm_lo && x + Pack<Real>::width <= updates.calm_hi &&
            (!ax.periodic || (x >= 0 && x + Pack<Real>::width <= ax.n));
-    if (calm) {
-      same = calm_updates_2d<Real, Eq>(geo)[y - s.ybase];
-      return;
-    }
+  }
+  // Row y's part of the points' updates, once a row where the pack is not calm.
+  __device__ void start_row(const PointUpdates<2, Real, Eq>& updates, const ClusterGeometry<2>& geo, int y) {
+    if (calm) return;
     const int gy = stored_coordinate(geo.axis[1], y);
     shared = updates.row(Index<2>{0, gy});
     row = geo.lead + (gy + geo.halo) * geo.stride[1];
   }
-  __device__ Update at(const PointUpdates<2, Real, Eq>& updates, const ClusterAxis& ax, int v) const {
-    if (calm) return same;
-    const int gx = stored_coordinate(ax, x0 + v);
+  __device__ Update at(const PointUpdates<2, Real, Eq>& updates, const ClusterGeometry<2>& geo, int y, int v) const {
+    if (calm) return calm_updates_2d<Real, Eq>(geo)[y - ybase];
+    const int gx = stored_coordinate(geo.axis[0], x0 + v);
     return updates.at(shared, row + gx, gx);
   }
 };
@@ -222,6 +219,8 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
 #pragma unroll
       for (int i = 0; i < R; ++i) ky[j - 1][i] = load_pack(k + (R + j - 1) * plane + (i - R) * W);
   }
+  [[maybe_unused]] PointPack2D<Real, Eq> point;
+  if constexpr (F == Form::point) point = PointPack2D<Real, Eq>(updates, ax, s, s.xbase + lx);
 #pragma unroll(2 * R + 1)  // the window shifts by renaming registers
   for (int y = ya; y < yb; ++y, a += W, b += W, k += W) {
     column[2 * R] = load_pack(a + R * W);
@@ -241,14 +240,13 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
     }
     Vec result;
     if constexpr (Eq::levels == 2) result = load_pack(b);  // u^{m-1}
-    [[maybe_unused]] PointRow2D<Real, Eq> point;
-    if constexpr (F == Form::point) point = PointRow2D<Real, Eq>(updates, geo, s, s.xbase + lx, y);
+    if constexpr (F == Form::point) point.start_row(updates, geo, y);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const Real centre = column[R].v[v];
       const Update at = [&] {
         if constexpr (F == Form::point)
-          return point.at(updates, ax, v);
+          return point.at(updates, geo, y, v);
         else
           return up;
       }();
