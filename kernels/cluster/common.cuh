@@ -167,8 +167,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
       return reason = "the cluster kernels need the flux coefficient's " + std::to_string(D * R) +
                       " pair fields where it varies, and none where it does not",
              false;
-    if (D == 3 && (!flux_pairs.empty() || pointwise_))
-      return reason = "the 3D cluster kernel does not read coefficient fields yet", false;
+    if (D == 3 && (!flux_pairs.empty() || pointwise_)) return reason = cluster_media_gap(problem), false;
     int device = 0, can = 0;
     HW_CUDA(cudaGetDevice(&device));
     HW_CUDA(cudaDeviceGetAttribute(&can, cudaDevAttrClusterLaunch, device));

@@ -58,8 +58,9 @@ ClusterSettings fixed_settings(const ClusterPlan& plan);
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 
 // Why the cluster kernels cannot run a problem's media and sources (the
-// registry then runs the cuda backend), or "" where they can: they read the
-// flux coefficient's pair fields (the heat's alpha), in 2D, without sources.
+// registry then runs the cuda backend), or "" where they can: in 2D, without
+// sources, they read the flux coefficient's pair fields (the heat's alpha)
+// and make the other coefficients' updates point by point (c, gamma).
 std::string cluster_media_gap(const Problem& problem);
 // Whether the cluster kernels read coefficient tiles for the problem (its
 // flux coefficient varies): more shared memory a block, other plans.
