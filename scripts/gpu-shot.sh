@@ -13,14 +13,7 @@ out=$(realpath -m "${1:-out/shot}")
 build=${2:-build-gpu}
 steps=${HEATWAVE_SHOT_STEPS:-tests shot bench}
 mkdir -p "$out"
-log() { echo "== $*" | tee -a "$out/summary.txt"; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
-    export PYTHONPATH=/tmp/site
-fi
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$out/summary.txt"
+source scripts/gpu-env.sh
 status=0
 if [[ ! -x $build/heatwave ]]; then
   log "build"

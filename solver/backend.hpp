@@ -84,6 +84,18 @@ class Backend {
   virtual long step() const = 0;
   virtual void set_step(long step) = 0;
 
+  // Receivers recorded as the levels are made, by a backend whose launches
+  // run many steps (cuda-cluster): from now on it records `level` at `points`
+  // (owned, local coordinates) at every step that is a multiple of `every`,
+  // so sample steps need not end chunks; false where it cannot (the caller
+  // then samples with gather() between chunks). No points (every 0) stops it.
+  // take_samples() hands over what was recorded since its last call, in step
+  // order: the steps, and the values [sample][point]; it waits for the work.
+  virtual bool record_samples(Level /*level*/, const std::vector<Index<D>>& /*points*/, long /*every*/) {
+    return false;
+  }
+  virtual void take_samples(std::vector<long>& steps, std::vector<Real>& values) { steps.clear(), values.clear(); }
+
   // Halo exchange support: copy a box of a level to or from a contiguous
   // buffer in this backend's memory (x fastest). Queued on stream() where the
   // backend has one: the halo transport orders its messages after them.

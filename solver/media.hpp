@@ -296,6 +296,15 @@ struct SourceTerm {
   std::vector<Real> q;
   std::size_t points() const { return q.size(); }
 };
+// One point a source touches, as cuda-cluster adds it inside its k-step
+// pipeline (ClusterSources): its storage index, the source it belongs to (its
+// place in the config) and q there.
+template <int D, class Real>
+struct SourcePoint {
+  Index<D> i{};
+  int source = 0;
+  Real q = 0;
+};
 template <int D, class Real>
 struct SourceView {
   const long* index[D] = {};
@@ -398,6 +407,25 @@ struct Media {
     for (int a = 0; a < D; ++a) v.index[a] = place(sources[t].index[a]), v.count[a] = static_cast<long>(sources[t].index[a].size());
     v.q = place(sources[t].q);
     return v;
+  }
+  // The sources' points where q is not 0, one by one: source after source in
+  // config order, x fastest (the order the host adds them in); empty, with
+  // false, where they are more than `limit` (a field or a wide Gaussian).
+  bool source_points(std::size_t limit, std::vector<SourcePoint<D, Real>>& out) const {
+    out.clear();
+    for (std::size_t t = 0; t < sources.size(); ++t) {
+      const SourceTerm<D, Real>& s = sources[t];
+      for (std::size_t k = 0; k < s.points(); ++k) {
+        if (s.q[k] == 0) continue;
+        if (out.size() == limit) return out.clear(), false;
+        SourcePoint<D, Real> point;
+        point.source = static_cast<int>(t), point.q = s.q[k];
+        std::size_t rest = k;
+        for (int a = 0; a < D; ++a) point.i[a] = s.index[a][rest % s.index[a].size()], rest /= s.index[a].size();
+        out.push_back(point);
+      }
+    }
+    return true;
   }
   std::vector<TimeFunction> times() const {
     std::vector<TimeFunction> out;

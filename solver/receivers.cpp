@@ -170,9 +170,39 @@ std::size_t Receivers<D, Real>::start(long step, bool restarted) {
 template <int D, class Real>
 void Receivers<D, Real>::sample(Backend<D, Real>& backend, long step, double time) {
   if (!active()) return;
-  const double t0 = steady_seconds();
   std::vector<Real> mine(points_.size());
+  const double t0 = steady_seconds();
   backend.gather(level_, points_, mine.data());
+  seconds_ += steady_seconds() - t0;
+  add(step, time, mine);
+}
+
+template <int D, class Real>
+bool Receivers<D, Real>::record_with(Backend<D, Real>& backend) {
+  int records = active() && backend.record_samples(level_, points_, settings_.every) ? 1 : 0, all = records;
+  check_mpi(MPI_Allreduce(&records, &all, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+  if (records && !all) backend.record_samples(level_, {}, 0);
+  recorded_ = all != 0;
+  return recorded_;
+}
+
+template <int D, class Real>
+void Receivers<D, Real>::collect(Backend<D, Real>& backend) {
+  if (!recorded_) return;
+  std::vector<long> steps;
+  std::vector<Real> values;
+  const double t0 = steady_seconds();
+  backend.take_samples(steps, values);
+  seconds_ += steady_seconds() - t0;
+  const std::size_t n = points_.size();
+  for (std::size_t k = 0; k < steps.size(); ++k)
+    add(steps[k], problem_.time_at(steps[k]),
+        std::vector<Real>(values.begin() + static_cast<long>(k * n), values.begin() + static_cast<long>((k + 1) * n)));
+}
+
+template <int D, class Real>
+void Receivers<D, Real>::add(long step, double time, const std::vector<Real>& mine) {
+  const double t0 = steady_seconds();
   std::vector<double> values(mine.begin(), mine.end()), all(rank_ == 0 ? all_slots_.size() : 0);
   check_mpi(MPI_Gatherv(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, all.data(), counts_.data(),
                         displacements_.data(), MPI_DOUBLE, 0, comm_),

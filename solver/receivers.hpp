@@ -61,6 +61,14 @@ class Receivers {
   // Samples the backend's fields at `step` (collective): the values rank 0
   // buffers until flush().
   void sample(Backend<D, Real>& backend, long step, double time);
+  // Whether the backend records the samples as it makes the levels
+  // (Backend::record_samples): asked once, after start(), on every rank; a
+  // backend that records on some ranks only is stopped. Then sample steps
+  // end no chunk, and collect() takes what it recorded after each chunk
+  // (collective: every rank's backend records the same steps).
+  bool record_with(Backend<D, Real>& backend);
+  bool recorded() const { return recorded_; }
+  void collect(Backend<D, Real>& backend);
   // Writes the buffered samples to the file (rank 0; collective for errors).
   void flush();
   // Wall seconds spent sampling and writing (the io phase).
@@ -71,6 +79,8 @@ class Receivers {
   std::vector<hdf5::Attribute> attributes() const;
   // Error(incompatible_checkpoint) where the file on disk records other receivers than this run's.
   void check_same_receivers(const hdf5::Traces& file, const std::vector<double>& positions) const;
+  // This rank's values at its points for one sample (collective): rank 0 interpolates and buffers them.
+  void add(long step, double time, const std::vector<Real>& mine);
 
   ReceiverSettings settings_;
   std::string config_text_, config_hash_;
@@ -90,6 +100,7 @@ class Receivers {
   std::size_t flush_samples_ = 1;       // samples buffered before a flush: 256, or fewer for many receivers
   std::optional<hdf5::TraceWriter> writer_;  // rank 0's open file
   double seconds_ = 0;
+  bool recorded_ = false;
 };
 
 }  // namespace heatwave

@@ -86,6 +86,7 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
     restored_from_ = files_.restart(control.restart, control.new_dt);
   }
   receivers_.start(step(), !control.restart.empty());
+  receivers_.record_with(backend());
   startup_progress("receivers ready");
   // --log-level debug: how the run is laid out (rank 0's view).
   std::vector<long> owned(domain_.layout.owned.begin(), domain_.layout.owned.end()),
@@ -237,14 +238,19 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   const long sample_every = receivers_.active() ? receivers_.every() : 0;
   // A restart's own step was sampled before its checkpoint was written.
   if (restored_from_.empty() && due(sample_every)) receivers_.sample(backend(), step(), problem_.time_at(step()));
+  // Samples end chunks unless the backend records them as it makes the levels.
+  const long chunk_sample_every = receivers_.recorded() ? 0 : sample_every;
   while (step() < total_steps) {
     // One exchange chunk at a time, so that progress lines, checkpoints,
     // outputs and receiver samples come on time.
     long until = total_steps;
-    for (long every : {settings.diagnostics_every, checkpoint.every, settings.output.every, sample_every})
+    for (long every : {settings.diagnostics_every, checkpoint.every, settings.output.every, chunk_sample_every})
       if (every > 0) until = std::min(until, (step() / every + 1) * every);
     advance(next_chunk(until));
-    if (due(sample_every)) receivers_.sample(backend(), step(), problem_.time_at(step()));
+    if (receivers_.recorded())
+      receivers_.collect(backend());
+    else if (due(sample_every))
+      receivers_.sample(backend(), step(), problem_.time_at(step()));
     if (due(settings.diagnostics_every) && step() < total_steps) {
       FieldSummary f = diagnose();
       log_diagnostics(f);

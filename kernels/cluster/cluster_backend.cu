@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,41 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // launch run k. (A resident plan runs any chunk in one launch: its k says nothing.)
   int preferred_exchange_every() const override { return kernel_->plan().resident ? 1 : kernel_->plan().k; }
 
+  // Receivers: the launches record them as they make the levels (sorted for
+  // the kernels' binary search: 3D by y, then x; 2D by x), into sample rows
+  // on the device that take_samples() copies back.
+  bool record_samples(Level level, const std::vector<Index<D>>& points, long every) override {
+    recording_ = every > 0;
+    sample_every_ = every, sample_previous_ = level == Level::previous;
+    recorded_steps_.clear();
+    std::vector<SamplePoint> sorted(recording_ ? points.size() : 0);
+    for (std::size_t k = 0; k < sorted.size(); ++k) {
+      for (int a = 0; a < D; ++a) sorted[k].i[a] = static_cast<int>(points[k][a]);
+      sorted[k].slot = static_cast<int>(k);
+    }
+    const int major = D == 3 ? 1 : 0, minor = D == 3 ? 0 : 1;
+    std::sort(sorted.begin(), sorted.end(), [&](const SamplePoint& a, const SamplePoint& b) {
+      return std::tie(a.i[major], a.i[minor], a.i[2]) < std::tie(b.i[major], b.i[minor], b.i[2]);
+    });
+    sample_count_ = static_cast<int>(sorted.size());
+    if (!sorted.empty()) {
+      sample_points_.allocate(sorted.size());
+      HW_CUDA(cudaMemcpy(sample_points_.get(), sorted.data(), sorted.size() * sizeof(SamplePoint),
+                         cudaMemcpyHostToDevice));
+    }
+    return true;
+  }
+  void take_samples(std::vector<long>& steps, std::vector<Real>& values) override {
+    steps = recorded_steps_;
+    values.assign(steps.size() * static_cast<std::size_t>(sample_count_), Real(0));
+    if (!values.empty()) {
+      HW_CUDA(cudaMemcpyAsync(values.data(), sample_rows_.get(), values.size() * sizeof(Real), cudaMemcpyDeviceToHost,
+                              fields_.stream()));
+      fields_.synchronize();
+    }
+    recorded_steps_.clear();
+  }
+
   // Launches of up to plan k steps (a resident plan: the chunk in one); each
   // writes as far into exchanged halos as the rest of the chunk reads.
   void advance(int k) override {
@@ -59,7 +95,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   void advance_inner(int k) override {
     split_.chunk = k, split_.steps = launch_steps(k), split_.inner = inner_box(split_.steps);
     this->begin_inner();
-    if (!split_.inner.empty()) launch_outputs(*kernel_, split_.steps, split_.inner, inner_stream_.get());
+    if (!split_.inner.empty())
+      launch_outputs(*kernel_, split_.steps, split_.inner, samples(split_.steps), inner_stream_.get());
     this->end_inner();
   }
   void advance_outer() override {
@@ -107,9 +144,13 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   }
 
  private:
-  // The media as the cuda backend's step kernel holds them on the device.
-  ClusterMedia<Real> media() const {
-    return {this->step_kernel_->flux_pairs(), this->step_kernel_->point_updates()};
+  // The media as the cuda backend's step kernel holds them on the device, and its sources' points.
+  ClusterMedia<D, Real> media() const {
+    ClusterMedia<D, Real> m;
+    m.flux_pairs = this->step_kernel_->flux_pairs();
+    m.point_updates = this->step_kernel_->point_updates();
+    m.listed = this->step_kernel_->source_points(m.source_points, m.source_times);
+    return m;
   }
 
   // Two levels: the launches' outputs (both input levels stay intact for the
@@ -231,19 +272,47 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // One launch of `kernel` writing the window, out of place: the inputs stay
   // intact for the halos other clusters load. One level: u^{n+steps} into
   // u_next; two levels: u^{n+steps} and u^{n+steps-1} into the outputs.
-  void launch_outputs(ClusterKernel<D, Real>& kernel, int steps, const Box<D>& window, cudaStream_t stream) {
+  void launch_outputs(ClusterKernel<D, Real>& kernel, int steps, const Box<D>& window,
+                      const ClusterSamples<Real>& samples, cudaStream_t stream) {
     if (equation_.levels == 2)
-      kernel.launch(fields_.u.get(), fields_.u_next.get(), out_u_.get(), out_u_prev_.get(), steps, window, step_ == 0,
-                    stream);
+      kernel.launch(fields_.u.get(), fields_.u_next.get(), out_u_.get(), out_u_prev_.get(), steps, window, step_,
+                    samples, stream);
     else
-      kernel.launch(fields_.u.get(), nullptr, fields_.u_next.get(), nullptr, steps, window, false, stream);
+      kernel.launch(fields_.u.get(), nullptr, fields_.u_next.get(), nullptr, steps, window, step_, samples, stream);
+  }
+  // The receivers a launch of `steps` steps from step_ records: its sampled
+  // steps join the recorded ones (a split chunk's launches share them), a
+  // sample row each, the rows growing where needed.
+  ClusterSamples<Real> samples(int steps) {
+    ClusterSamples<Real> s;
+    if (!recording_) return s;
+    const long first = (step_ / sample_every_ + 1) * sample_every_;
+    if (first > step_ + steps) return s;
+    const auto at = std::find(recorded_steps_.begin(), recorded_steps_.end(), first);
+    const std::size_t row = static_cast<std::size_t>(at - recorded_steps_.begin());
+    if (at == recorded_steps_.end())
+      for (long m = first; m <= step_ + steps; m += sample_every_) recorded_steps_.push_back(m);
+    const std::size_t needed = recorded_steps_.size() * static_cast<std::size_t>(sample_count_);
+    if (needed > sample_rows_.size()) {  // rows not yet taken move to a larger buffer
+      DeviceBuffer<Real> rows;
+      rows.allocate(std::max(needed, 2 * sample_rows_.size()));
+      HW_CUDA(cudaDeviceSynchronize());
+      if (sample_rows_.size())
+        HW_CUDA(cudaMemcpy(rows.get(), sample_rows_.get(), sample_rows_.size() * sizeof(Real), cudaMemcpyDeviceToDevice));
+      sample_rows_ = std::move(rows);
+    }
+    s.points = sample_points_.get(), s.count = sample_count_;
+    s.rows = sample_count_ ? sample_rows_.get() + row * sample_count_ : nullptr;
+    s.first = static_cast<int>(first - step_), s.every = static_cast<int>(sample_every_);
+    s.previous = sample_previous_;
+    return s;
   }
   // `steps` steps of `kernel` over the windows on `stream`, after the work
   // `after` marks (an event, or null), then the outputs' ghosts, as after a step.
   void run_cluster(ClusterKernel<D, Real>& kernel, int steps, const std::vector<Box<D>>& windows, cudaStream_t stream,
                    cudaEvent_t after = nullptr) {
     for (const Box<D>& window : windows)
-      if (!window.empty()) launch_outputs(kernel, steps, window, stream);
+      if (!window.empty()) launch_outputs(kernel, steps, window, samples(steps), stream);
     if (after) HW_CUDA(cudaStreamWaitEvent(stream, after, 0));
     fields_.fill_ghosts(equation_.levels == 2 ? out_u_.get() : fields_.u_next.get());
     if (equation_.levels == 2) fields_.fill_ghosts(out_u_prev_.get());
@@ -261,6 +330,13 @@ class ClusterBackend final : public GpuBackend<D, Real> {
 
   ClusterSettings settings_;
   std::unique_ptr<ClusterKernel<D, Real>> kernel_;
+  // Receivers recorded by the launches (record_samples).
+  bool recording_ = false, sample_previous_ = false;
+  long sample_every_ = 0;
+  int sample_count_ = 0;
+  DeviceBuffer<SamplePoint> sample_points_;
+  DeviceBuffer<Real> sample_rows_;  // [recorded step][point]
+  std::vector<long> recorded_steps_;
   DeviceBuffer<Real> out_u_, out_u_prev_;
   // The split chunk: its steps, and those of its first (split) launch.
   struct {

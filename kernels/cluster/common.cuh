@@ -138,6 +138,137 @@ __device__ __forceinline__ unsigned opaque(unsigned v) {
 
 inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
+// ------------------------------------------------ sources in the pipeline ---
+//
+// A launch adds each source at every level it produces, as the host adds it
+// after step n: the point's Update::force with fused(f(t_n), q, 0), sources
+// in config order, before a Dirichlet face point is set back to g. So a
+// source may switch on in the middle of a launch, and levels computed twice
+// (the halos of temporal blocking, a neighbour rank's points) carry it too.
+// The points are a short list (a point source's 2^D); a thread finds those in
+// its pack once a launch (source_lanes): a thread with none pays one test a level.
+
+template <class Real>
+struct SourceEntry {
+  int i[3] = {0, 0, 0};  // local coordinates, wrapped into [0, n) on a periodic axis
+  int source = 0;        // its place in the config
+  Real q = 0;
+};
+template <class Real>
+struct ClusterSources {
+  const SourceEntry<Real>* points = nullptr;
+  int count = 0;
+  int sources = 0;
+  const Real* factors = nullptr;  // f(t_n) of source s at the launch's step m (from 0): [m * sources + s]
+};
+
+// Coordinate c of an axis as the sources' points give it: wrapped on a periodic axis.
+__device__ __forceinline__ int wrapped_coordinate(const ClusterAxis& a, int c) {
+  if (!a.periodic) return c;
+  const int g = c % a.n;
+  return g < 0 ? g + a.n : g;
+}
+
+// The sources' points in the pack of V points from x (in 3D, of row y too: a
+// thread's pack for a whole sweep), a bit each.
+template <int D, class Real>
+__device__ __forceinline__ unsigned source_lanes(const ClusterSources<Real>& sources, const ClusterGeometry<D>& geo,
+                                                 int x, int y) {
+  constexpr int V = Pack<Real>::width;
+  unsigned lanes = 0;
+  for (int e = 0; e < sources.count; ++e) {
+    const SourceEntry<Real> point = sources.points[e];
+    bool in_pack = false;
+#pragma unroll
+    for (int v = 0; v < V; ++v) in_pack = in_pack || wrapped_coordinate(geo.axis[0], x + v) == point.i[0];
+    if (in_pack && (D == 2 || point.i[1] == wrapped_coordinate(geo.axis[1], y))) lanes |= 1u << e;
+  }
+  return lanes;
+}
+
+// `result` with the sources at `lanes` added: the pack of V points from (x,
+// y, z) (z: 3D) of the level that the launch's step m makes, `start` where
+// that is the first step. The 2D kernels add them in shared memory after a
+// strip of rows, the 3D kernel in the iterations it does not count as
+// steady: the rare path stays out of the stencil's loop. (Inline: a call
+// would save the stencil's registers around it, and a kernel parameter whose
+// address is taken is copied to local memory.)
+template <int D, class Real, class Eq, Form F>
+__device__ __forceinline__ Pack<Real> add_sources(Pack<Real> result, unsigned lanes, const ClusterSources<Real>& sources,
+                                                 const ClusterGeometry<D>& geo, int x, int y, int z, int m, bool start,
+                                                 const typename Eq::template Update<Real>& up,
+                                                 const PointUpdates<D, Real, Eq>& updates) {
+  constexpr int V = Pack<Real>::width;
+  const int gy = wrapped_coordinate(geo.axis[1], y), gz = D == 3 ? wrapped_coordinate(geo.axis[D - 1], z) : 0;
+  for (; lanes; lanes &= lanes - 1) {
+    const SourceEntry<Real> point = sources.points[__ffs(lanes) - 1];
+    if (point.i[1] != gy || (D == 3 && point.i[D - 1] != gz)) continue;
+    const Real s = fused(sources.factors[m * sources.sources + point.source], point.q, Real(0));
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const int gx = wrapped_coordinate(geo.axis[0], x + v);
+      if (gx != point.i[0]) continue;
+      typename Eq::template Update<Real> at = up;
+      if constexpr (F == Form::point) {
+        Index<D> i{};
+        i[0] = gx, i[1] = gy;
+        long p = geo.lead + gx + (gy + geo.halo) * geo.stride[1];
+        if constexpr (D == 3) i[D - 1] = gz, p += (gz + geo.halo) * geo.stride[D - 1];
+        at = updates.at(p, i);
+      }
+      result.v[v] = at.force(result.v[v], s, start);
+    }
+  }
+  return result;
+}
+
+// ----------------------------------------------- receivers in the pipeline ---
+//
+// A launch records the receivers' points (Backend::record_samples) at each
+// level whose step is sampled, as it makes it: the block that owns a point
+// (its tile, in the launch's window) writes the level's value into the
+// backend's sample rows, so sample steps end no chunk. The points are sorted
+// (3D: by y, then x; 2D: by x) and a thread finds its own by a binary search
+// once a launch: a thread with none pays one test a level.
+// The thread's sample points: [begin, end) of those with x in [x_lo, x_hi)
+// (3D: and in row y).
+template <int D>
+__device__ __forceinline__ void sample_range(const SamplePoint* points, int count, int y, int x_lo, int x_hi,
+                                             int& begin, int& end) {
+  auto bound = [&](int x) {  // the first point not before (y, x)
+    int lo = 0, hi = count;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      const SamplePoint p = points[mid];
+      if ((D == 3 && p.i[1] < y) || ((D == 2 || p.i[1] == y) && p.i[0] < x))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  };
+  begin = bound(x_lo), end = x_hi > x_lo ? bound(x_hi) : begin;
+}
+
+// Writes the pack of V points from x in plane z (the thread's sample points
+// [begin, end)) into the sample row (3D: a thread's pack column is its own):
+// the level made, or the one before it. (Chosen lane by lane: choosing a
+// pack would copy the packs to local memory.)
+template <class Real>
+__device__ __forceinline__ void record_samples_3d(const Pack<Real>& level, const Pack<Real>& before,
+                                                  const ClusterSamples<Real>& samples, int begin, int end, int x,
+                                                  int z, int row) {
+  for (int k = begin; k < end; ++k) {
+    const SamplePoint point = samples.points[k];
+    if (point.i[2] != z) continue;
+    Real v = 0;
+#pragma unroll
+    for (int lane = 0; lane < Pack<Real>::width; ++lane)
+      if (point.i[0] == x + lane) v = samples.previous ? before.v[lane] : level.v[lane];
+    samples.rows[static_cast<long>(row) * samples.count + point.slot] = v;
+  }
+}
+
 // ----------------------------------------------------------- host side ---
 
 // The host side of a kernel object: geometry from the rank's box, the
@@ -155,7 +286,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   // `media`: the device pair fields where the flux coefficient varies
   // (FluxTiles), the point updates where another coefficient does.
   bool set_geometry(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan,
-                    const ClusterMedia<Real>& media, std::string& reason) {
+                    const ClusterMedia<D, Real>& media, std::string& reason) {
     const int R = problem.radius;
     radius_ = R;
     const std::vector<const Real*>& flux_pairs = media.flux_pairs;
@@ -167,7 +298,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
       return reason = "the cluster kernels need the flux coefficient's " + std::to_string(D * R) +
                       " pair fields where it varies, and none where it does not",
              false;
-    if (D == 3 && (!flux_pairs.empty() || pointwise_)) return reason = cluster_media_gap(problem), false;
+    if (D == 3 && !flux_pairs.empty()) return reason = cluster_media_gap(problem), false;
     int device = 0, can = 0;
     HW_CUDA(cudaGetDevice(&device));
     HW_CUDA(cudaDeviceGetAttribute(&can, cudaDevAttrClusterLaunch, device));
@@ -205,7 +336,66 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     laps_ = {LaplacianWeights<D, 1, Real>::make(problem.spacing, strides),
              LaplacianWeights<D, 2, Real>::make(problem.spacing, strides)};
     update_ = Update::make(uniform_coefficients<Eq>(problem), problem.dt);  // the flux coefficient in the pairs
+    problem_ = problem;
+    return set_sources(media, reason);
+  }
+
+  // The sources' points the kernels add (ClusterSources): those the update
+  // box holds (not a ghost, not a Dirichlet face point), wrapped on a
+  // periodic axis, where a periodic image is the point itself.
+  bool set_sources(const ClusterMedia<D, Real>& media, std::string& reason) {
+    times_ = media.source_times;
+    std::vector<SourceEntry<Real>> entries;
+    for (const SourcePoint<D, Real>& point : media.source_points) {
+      SourceEntry<Real> entry;
+      entry.source = point.source, entry.q = point.q;
+      bool updated = true;
+      for (int a = 0; a < D; ++a) {
+        const ClusterAxis& axis = geo_.axis[a];
+        const long c = axis.periodic ? ((point.i[a] % axis.n) + axis.n) % axis.n : point.i[a];
+        updated = updated && c >= axis.upd_lo && c < axis.upd_hi;
+        entry.i[a] = static_cast<int>(c);
+      }
+      const auto same = [&](const SourceEntry<Real>& e) {
+        return e.source == entry.source && std::equal(e.i, e.i + D, entry.i);
+      };
+      if (updated && std::none_of(entries.begin(), entries.end(), same)) entries.push_back(entry);
+    }
+    if (!media.listed || entries.size() > static_cast<std::size_t>(max_cluster_source_points))
+      return reason = "the cluster kernels add at most " + std::to_string(max_cluster_source_points) +
+                      " source points a rank (point sources: 2^D points each), and this rank has more",
+             false;
+    source_count_ = static_cast<int>(entries.size());
+    if (!entries.empty()) {
+      source_points_.allocate(entries.size());
+      HW_CUDA(cudaMemcpy(source_points_.get(), entries.data(), entries.size() * sizeof(SourceEntry<Real>),
+                         cudaMemcpyHostToDevice));
+    }
     return true;
+  }
+
+  // The sources of a launch of `steps` steps from step `step`: f(t_n) of each
+  // source at each step, in the working precision (source_factors, as the
+  // other backends take them), copied on `stream` into a slot of a ring (a
+  // split chunk's inner and outer launches run on two streams at once; a
+  // slot is reused four launches later, after the chunk's streams have met).
+  ClusterSources<Real> sources(long step, int steps, cudaStream_t stream) {
+    ClusterSources<Real> s;
+    if (source_count_ == 0) return s;
+    s.points = source_points_.get(), s.count = source_count_, s.sources = static_cast<int>(times_.size());
+    std::vector<Real> f;
+    for (int m = 0; m < steps; ++m)
+      for (const Real value : source_factors<Real>(times_, problem_.time_at(step + m))) f.push_back(value);
+    if (f.size() > factor_slot_) {  // a longer launch (a resident chunk): a larger ring, once its users are done
+      HW_CUDA(cudaDeviceSynchronize());
+      factor_slot_ = std::max<std::size_t>(f.size(), 64);
+      factors_.allocate(factor_slots * factor_slot_);
+    }
+    Real* slot = factors_.get() + (next_slot_++ % factor_slots) * factor_slot_;
+    // From pageable memory: the copy is staged before it returns, so `f` may go.
+    HW_CUDA(cudaMemcpyAsync(slot, f.data(), f.size() * sizeof(Real), cudaMemcpyHostToDevice, stream));
+    s.factors = slot;
+    return s;
   }
 
   // Threads and shared memory of a block within the device's limits.
@@ -300,6 +490,14 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   std::vector<const Real*> flux_pairs_;  // device pair fields, [a * R + j - 1]; empty: a constant flux coefficient
   PointUpdates<D, Real, Eq> point_{};    // device views, where pointwise_
   bool pointwise_ = false;               // a coefficient other than the flux one varies: Form::point
+  Problem problem_;                      // the sources' times
+  std::vector<TimeFunction> times_;      // the sources' time functions, in config order
+  DeviceBuffer<SourceEntry<Real>> source_points_;
+  int source_count_ = 0;
+  static constexpr std::size_t factor_slots = 4;
+  DeviceBuffer<Real> factors_;  // the ring of the launches' f(t_n)
+  std::size_t factor_slot_ = 0;
+  std::size_t next_slot_ = 0;
 };
 
 // The kernel class of each dimension (kernel_2d.cuh, kernel_3d.cuh).
@@ -312,7 +510,7 @@ struct KernelFamily;
 template <int D, class Real, class Eq>
 std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for(const Problem& problem, const LocalDomain<D>& domain,
                                                                 const ClusterPlan& plan,
-                                                                const ClusterMedia<Real>& media, std::string& reason) {
+                                                                const ClusterMedia<D, Real>& media, std::string& reason) {
   auto kernel = std::make_unique<typename KernelFamily<D>::template type<Real, Eq>>();
   if (!kernel->configure(problem, domain, plan, media, reason)) return nullptr;
   return kernel;

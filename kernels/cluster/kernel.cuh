@@ -12,6 +12,7 @@
 #include "core/equations/equations.hpp"
 #include "kernels/cluster/plan.hpp"
 #include "solver/domain.hpp"
+#include "solver/media.hpp"
 #include "solver/problem.hpp"
 
 namespace heatwave::cuda {
@@ -50,15 +51,44 @@ struct ClusterGeometry {
   int thread_rows_log2 = 0;  // log2 plan.threads_y: strips of rows per thread by shifts
 };
 
-// What a case's media give the cluster kernels: device memory that the cuda
-// backend's step kernel owns (solver/media.hpp's forms, one copy a rank).
-template <class Real>
+// What a case's media and sources give the cluster kernels: device memory
+// that the cuda backend's step kernel owns (solver/media.hpp's forms, one
+// copy a rank), and the sources' points as a host list.
+template <int D, class Real>
 struct ClusterMedia {
   std::vector<const Real*> flux_pairs;  // the flux coefficient's pair fields where it varies (2D), else empty
   // The equation's PointUpdates<D, Real, Eq> where another coefficient varies
   // (c, gamma, absorbing profiles), else null: typed by the kernel of that
   // equation, which is the only one made for the problem.
   const void* point_updates = nullptr;
+  // The sources' points (Media::source_points) and time functions; `listed`
+  // false where there were too many to list.
+  std::vector<SourcePoint<D, Real>> source_points;
+  std::vector<TimeFunction> source_times;
+  bool listed = true;
+};
+
+// Receivers recorded as the levels are made (kernels/cluster/common.cuh):
+// the backend's points, sorted (3D: by y, then x; 2D: by x), and where a
+// launch writes their values.
+struct SamplePoint {
+  int i[3] = {0, 0, 0};  // local coordinates of an owned point
+  int slot = 0;          // its place in the backend's list: its column of the sample rows
+};
+template <class Real>
+struct ClusterSamples {
+  const SamplePoint* points = nullptr;
+  int count = 0;
+  Real* rows = nullptr;   // the launch's first sample row, [row][slot]
+  int first = 0;          // the launch's first sampled step (1..steps), 0: none
+  int every = 1;
+  bool previous = false;  // the level before the step's (u^{n-1}) rather than u^n
+  // Whether the launch's step m (from 1) is sampled, and its row.
+  __device__ bool sampled(int m, int& row) const {
+    if (first == 0 || m < first || (m - first) % every != 0) return false;
+    row = (m - first) / every;
+    return true;
+  }
 };
 
 // The kernels of one case (equation, radius and step counts fixed at compile
@@ -68,14 +98,16 @@ class ClusterKernel {
  public:
   virtual ~ClusterKernel() = default;
   // `steps` (<= plan.k; any number for a resident plan) steps from (u, u_prev)
-  // into (out_u, out_u_prev); u_prev is u^{n-1} for an equation second order
-  // in time (v0 when `start`), unused otherwise. `window`: the points written
+  // at step `step` into (out_u, out_u_prev); u_prev is u^{n-1} for an
+  // equation second order in time (v0 at step 0), unused otherwise. Sources
+  // add f(t_n) at each step n of the launch. `window`: the points written
   // back (local coordinates; the tiles cover it, each loading its own
   // dependency cone), from the owned box reaching into exchanged halos as far
   // as the chunk's later launches read, to a part of it (overlap). A resident
   // plan writes the owned box.
+  // `samples`: the receivers' points the launch records (none: count 0).
   virtual void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<D>& window,
-                      bool start, cudaStream_t stream) = 0;
+                      long step, const ClusterSamples<Real>& samples, cudaStream_t stream) = 0;
 
   const ClusterPlan& plan() const { return geo_.plan; }
   int active_clusters() const { return active_clusters_; }
@@ -95,10 +127,10 @@ class ClusterKernel {
 template <int D, class Real, class Eq>
 std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for(const Problem& problem, const LocalDomain<D>& domain,
                                                                 const ClusterPlan& plan,
-                                                                const ClusterMedia<Real>& media, std::string& reason);
+                                                                const ClusterMedia<D, Real>& media, std::string& reason);
 template <class Real, int D>
 std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel(const Problem& problem, const LocalDomain<D>& domain,
-                                                            const ClusterPlan& plan, const ClusterMedia<Real>& media,
+                                                            const ClusterPlan& plan, const ClusterMedia<D, Real>& media,
                                                             std::string& reason) {
   return with_equation(problem.equation, [&]<class Eq>() {
     return make_cluster_kernel_for<D, Real, Eq>(problem, domain, plan, media, reason);

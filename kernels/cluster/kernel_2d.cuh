@@ -32,7 +32,6 @@
 
 namespace heatwave::cuda {
 
-namespace {
 
 // Whether points [x, x + count) hold a Dirichlet face point of the axis.
 __device__ __forceinline__ bool face_in_pack(const ClusterAxis& a, int x, int count) {
@@ -179,6 +178,45 @@ struct PointPack2D {
   }
 };
 
+// What a thread of a 2D kernel adds and records at each level it makes, found
+// once a launch: the sources' points in its pack column (source_lanes), and
+// its receiver points in the columns and rows its block owns.
+template <class Real>
+struct PipelineEvents2D {
+  ClusterSources<Real> sources;
+  unsigned source_mask = 0;
+  ClusterSamples<Real> samples;
+  int sample_begin = 0, sample_end = 0;
+  int own_y0 = 0, own_y1 = 0;  // the rows the block owns
+  __device__ PipelineEvents2D(const ClusterSources<Real>& sources_, const ClusterSamples<Real>& samples_,
+                              const ClusterGeometry<2>& geo, int x, int own_x0, int own_x1, int own_y0_, int own_y1_)
+      : sources(sources_), samples(samples_), own_y0(own_y0_), own_y1(own_y1_) {
+    source_mask = source_lanes<2>(sources, geo, x, 0);
+    if (samples.count > 0 && threadIdx.y == 0)  // one thread of a pack column records it
+      sample_range<2>(samples.points, samples.count, 0, max(x, own_x0), min(x + Pack<Real>::width, own_x1),
+                      sample_begin, sample_end);
+  }
+  // After the launch's step m (from 1) and the barrier that completes it:
+  // the thread's receiver points of the level it made (or of the one before,
+  // u^{m-1}), where the step is sampled.
+  // The level before is the buffer the next step writes: where it is recorded
+  // (block-uniform), the block waits for every thread's reads of it (wait_after).
+  __device__ bool wait_after(int m) const {
+    int row;
+    return samples.previous && samples.sampled(m, row);
+  }
+  __device__ void record(const Real* level, const Real* before, const SharedPlane& s, int m) const {
+    int row;
+    if (sample_end == sample_begin || !samples.sampled(m, row)) return;
+    const Real* from = samples.previous ? before : level;
+    for (int k = sample_begin; k < sample_end; ++k) {
+      const SamplePoint point = samples.points[k];
+      if (point.i[1] >= own_y0 && point.i[1] < own_y1)
+        samples.rows[static_cast<long>(row) * samples.count + point.slot] = from[s.at(point.i[0], point.i[1])];
+    }
+  }
+};
+
 // One step's stencil from u_now into u_next over [cx0, cx1) x [cy0, cy1). A
 // thread owns the pack of V points at shared column lx (threads span the row) and
 // walks down a strip of rows with the 2r+1 packs along y in registers; packs
@@ -195,7 +233,7 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
                                                 const ClusterGeometry<2>& geo, const LaplacianWeights<2, R, Real>& lap,
                                                 const typename Eq::template Update<Real>& up,
                                                 const PointUpdates<2, Real, Eq>& updates, const Real* pairs,
-                                                int plane) {
+                                                int plane, const PipelineEvents2D<Real>& events, int m) {
   using Vec = Pack<Real>;
   using Update = typename Eq::template Update<Real>;
   constexpr bool Flux = F == Form::flux;
@@ -293,6 +331,14 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
         for (int i = 0; i < R; ++i) ky[j][i] = ky[j][i + 1];
     }
   }
+  // The sources at the pack's points in the strip (few threads have any: a
+  // pass after the strip, in shared memory, keeps them out of the row loop).
+  if (events.source_mask)
+    for (int y = ya; y < yb; ++y) {
+      Real* pack = u_next + (y - s.ybase) * W + lx;
+      store_pack(pack, add_sources<2, Real, Eq, F>(load_pack(pack), events.source_mask, events.sources, geo,
+                                                  s.xbase + lx, y, 0, m, Starting, up, updates));
+    }
   // The whole-pack stores wrote over a Dirichlet face point of the pack: it
   // keeps g (a pass after the strip, not a branch a row).
   if (!whole) {
@@ -304,19 +350,21 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
   }
 }
 
+// Sources and receivers: what the thread adds and records (PipelineEvents2D)
+// at the step of the launch m (from 0).
 template <int R, class Real, class Eq, Form F>
 __device__ __forceinline__ void stencil_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx, bool whole,
                                            int cx0, int cx1, int cy0, int cy1, int rows_log2,
                                            const ClusterGeometry<2>& geo, const LaplacianWeights<2, R, Real>& lap,
                                            const typename Eq::template Update<Real>& up,
                                            const PointUpdates<2, Real, Eq>& updates, bool starting, const Real* pairs,
-                                           int plane) {
+                                           int plane, const PipelineEvents2D<Real>& events, int m) {
   if (Eq::levels == 2 && starting)
     stencil_rows_2d<R, Real, Eq, true, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, geo, lap, up,
-                                          updates, pairs, plane);
+                                          updates, pairs, plane, events, m);
   else
     stencil_rows_2d<R, Real, Eq, false, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, geo, lap, up,
-                                           updates, pairs, plane);
+                                           updates, pairs, plane, events, m);
 }
 
 // Writes [wx0, wx1) x [wy0, wy1) of u_now (two levels: and of u_next, its
@@ -352,7 +400,8 @@ __global__ void __launch_bounds__(512)
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
                       const int steps, const bool start, const FluxTiles<R, Real> flux,
-                      const PointUpdates<2, Real, Eq> updates) {
+                      const PointUpdates<2, Real, Eq> updates, const ClusterSources<Real> sources,
+                      const ClusterSamples<Real> samples) {
   constexpr int V = Pack<Real>::width;
   constexpr bool Flux = F == Form::flux;
   constexpr int Pairs = Flux ? FluxTiles<R, Real>::count : 0;
@@ -373,6 +422,8 @@ __global__ void __launch_bounds__(512)
   const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
   const int lx = threadIdx.x * V;                       // the thread's pack column in shared memory, every step
   const bool whole = !face_in_pack(ax, xbase + lx, V);  // no Dirichlet x face point in it
+  const PipelineEvents2D<Real> events(sources, samples, geo, xbase + lx, x0, min(x0 + TX, ax.out_hi), y0,
+                                      min(y0 + TY, ay.out_hi));
 
   // What step 1 reads (and the calm rows' updates).
   const int reach = steps * R;
@@ -409,7 +460,7 @@ __global__ void __launch_bounds__(512)
     const int cx0 = max(x0 - left, ax.upd_lo), cx1 = min(x0 + TX + left, ax.upd_hi);
     const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
     stencil_2d<R, Real, Eq, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, geo, lap, up,
-                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane);
+                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane, events, step - 1);
     // (d) publish the new level; swap.
     if (B > 1)
       cluster.sync();
@@ -418,6 +469,8 @@ __global__ void __launch_bounds__(512)
     Real* t = u_now;
     u_now = u_next;
     u_next = t;
+    events.record(u_now, u_next, s, step);
+    if (events.wait_after(step)) __syncthreads();
   }
 
   // The block's tile: updated points the launch owns.
@@ -445,7 +498,8 @@ __global__ void __launch_bounds__(512)
                        Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                        const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
                        const int steps, const bool start, Real* __restrict__ edges, const FluxTiles<R, Real> flux,
-                       const PointUpdates<2, Real, Eq> updates) {
+                       const PointUpdates<2, Real, Eq> updates, const ClusterSources<Real> sources,
+                       const ClusterSamples<Real> samples) {
   constexpr int V = Pack<Real>::width;
   constexpr bool Flux = F == Form::flux;
   constexpr int Pairs = Flux ? FluxTiles<R, Real>::count : 0;
@@ -463,6 +517,7 @@ __global__ void __launch_bounds__(512)
   const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
   const int lx = threadIdx.x * V;
   const bool whole = !face_in_pack(ax, s.xbase + lx, V);
+  const PipelineEvents2D<Real> events(sources, samples, geo, s.xbase + lx, x0, x1, y0, y1);
   const int cx0 = max(x0, ax.upd_lo), cx1 = min(x1, ax.upd_hi), cy0 = max(y0, ay.upd_lo), cy1 = min(y1, ay.upd_hi);
 
   // Edge j (< r) of `side` (0: x low, 1: x high, 2: y low, 3: y high) of a block, at a step parity.
@@ -483,7 +538,7 @@ __global__ void __launch_bounds__(512)
   load_tile_2d<Real, Eq::levels, Pairs>(u_now, u_next, u, u_prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R, flux, pairs);
   for (int step = 1; step <= steps; ++step) {
     stencil_2d<R, Real, Eq, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, geo, lap, up,
-                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane);
+                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane, events, step - 1);
     __syncthreads();
     if (step < steps) {
       const int parity = step & 1;
@@ -514,11 +569,36 @@ __global__ void __launch_bounds__(512)
     Real* t = u_now;
     u_now = u_next;
     u_next = t;
+    events.record(u_now, u_next, s, step);
+    if (events.wait_after(step)) __syncthreads();
   }
   store_tile_2d<Real, Eq::levels>(u_now, u_next, out_u, out_u_prev, geo, s, cx0, cx1, cy0, cy1);
 }
 
+// The 2D kernels of a form (streaming and resident).
+template <int R, class Real, class Eq>
+struct Kernels2D {
+  void (*streaming)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>, LaplacianWeights<2, R, Real>,
+                    typename Eq::template Update<Real>, int, bool, FluxTiles<R, Real>, PointUpdates<2, Real, Eq>,
+                    ClusterSources<Real>, ClusterSamples<Real>);
+  void (*resident)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>, LaplacianWeights<2, R, Real>,
+                   typename Eq::template Update<Real>, int, bool, Real*, FluxTiles<R, Real>, PointUpdates<2, Real, Eq>,
+                   ClusterSources<Real>, ClusterSamples<Real>);
+};
+template <int R, class Real, class Eq, Form F>
+Kernels2D<R, Real, Eq> kernels_2d() {
+  return {cluster_kernel_2d<R, Real, Eq, F>, resident_kernel_2d<R, Real, Eq, F>};
+}
+// A form's kernels of one precision and equation, both radii: declared
+// (`which`: extern) in the unit of the kernel objects, built (`which`
+// empty) in a unit of their own (CMakeLists.txt generates both).
+#define HEATWAVE_CLUSTER_FORM_2D(which, Real, Eq, F)                 \
+  which template Kernels2D<1, Real, Eq> kernels_2d<1, Real, Eq, F>(); \
+  which template Kernels2D<2, Real, Eq> kernels_2d<2, Real, Eq, F>();
+
 // ---------------------------------------------------------------- host side ---
+
+namespace {
 
 // Blocks of a resident kernel the whole GPU holds at once.
 template <class Kernel>
@@ -540,7 +620,7 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
  public:
   // False, with `reason`, where the plan cannot run.
   bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q,
-                 const ClusterMedia<Real>& media, std::string& reason) {
+                 const ClusterMedia<2, Real>& media, std::string& reason) {
     if (!this->set_geometry(problem, domain, q, media, reason)) return false;
     const int R = problem.radius, KR = q.k * R;
     constexpr int V = Pack<Real>::width;
@@ -586,7 +666,7 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     if (q.resident) {
       // Every tile must be on chip at once: the grid synchronises each step.
       const int room = with_kernel([&]<int RR, Form F>() {
-        return resident_room(resident_kernel_2d<RR, Real, Eq, F>, threads_x_ * threads_y_, shared_bytes_);
+        return resident_room(kernels_2d<RR, Real, Eq, F>().resident, threads_x_ * threads_y_, shared_bytes_);
       });
       const dim3 grid = resident_grid();
       const long tiles = static_cast<long>(grid.x) * grid.y;
@@ -600,16 +680,18 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
       return true;
     }
     active_clusters_ = with_kernel([&]<int RR, Form F>() {
-      this->allow_shared_memory(cluster_kernel_2d<RR, Real, Eq, F>);
-      return this->max_active_clusters(cluster_kernel_2d<RR, Real, Eq, F>);
+      this->allow_shared_memory(kernels_2d<RR, Real, Eq, F>().streaming);
+      return this->max_active_clusters(kernels_2d<RR, Real, Eq, F>().streaming);
     });
     return this->co_scheduled(reason);
   }
 
   void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<2>& window,
-              bool start, cudaStream_t stream) override {
+              long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
     cudaLaunchAttribute attribute[1];
     cudaLaunchConfig_t config;
+    const ClusterSources<Real> sources = this->sources(step, steps, stream);
+    const bool start = Eq::levels == 2 && step == 0;
     if (geo_.plan.resident) {
       // One cooperative launch for the chunk: every block resident, grid-wide barriers between steps.
       attribute[0].id = cudaLaunchAttributeCooperative;
@@ -629,12 +711,13 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
       FluxTiles<R, Real> flux;
       for (int i = 0; F == Form::flux && i < flux.count; ++i) flux.global[i] = this->flux_pairs_[i];
       if (geo_.plan.resident)
-        HW_CUDA(cudaLaunchKernelEx(&config, resident_kernel_2d<R, Real, Eq, F>, u, u_prev, out_u, out_u_prev, geo_,
+        HW_CUDA(cudaLaunchKernelEx(&config, kernels_2d<R, Real, Eq, F>().resident, u, u_prev, out_u, out_u_prev, geo_,
                                    this->template lap<R>(), this->update_, steps, start, edges_.get(), flux,
-                                   this->point_));
+                                   this->point_, sources, samples));
       else
-        HW_CUDA(cudaLaunchKernelEx(&config, cluster_kernel_2d<R, Real, Eq, F>, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start, flux, this->point_));
+        HW_CUDA(cudaLaunchKernelEx(&config, kernels_2d<R, Real, Eq, F>().streaming, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start, flux, this->point_, sources,
+                                   samples));
     });
     HW_CUDA(cudaGetLastError());
   }

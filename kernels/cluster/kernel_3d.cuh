@@ -11,7 +11,6 @@
 
 namespace heatwave::cuda {
 
-namespace {
 
 // A block owns a tile_x x tile_y column of the grid and streams it along z
 // through a slab of tile_z planes, advancing Steps levels in a pipeline.
@@ -74,12 +73,81 @@ __device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], cons
   }
 }
 
-template <int R, class Real, class Eq, int Steps, bool Clustered>
+// Form::point: the updates of the calm points (nothing varies along x there:
+// PointUpdates::calm_lo/hi) by stored (y, z), made once for the kernel
+// object (the coefficients do not change in time): a calm pack loads its
+// plane's update instead of making it from the coefficient views at every
+// level (4 to 7 dependent loads and the update's arithmetic a pack and level).
+template <class Update>
+struct CalmUpdates3D {
+  const Update* at = nullptr;  // [(z - z_lo) * ny + (y - y_lo)]
+  int y_lo = 0, z_lo = 0, ny = 0;
+};
+template <class Real, class Eq>
+__global__ void __launch_bounds__(256)
+    make_calm_updates_3d(typename Eq::template Update<Real>* table, const PointUpdates<3, Real, Eq> updates,
+                         const CalmUpdates3D<typename Eq::template Update<Real>> calm, int nz) {
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < static_cast<long>(nz) * calm.ny;
+       k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const long y = calm.y_lo + k % calm.ny, z = calm.z_lo + k / calm.ny;
+    table[k] = updates.at(updates.row(Index<3>{0, y, z}), 0, updates.calm_lo);
+  }
+}
+
+// Form::point: a thread's pack column (x, y fixed for the sweep), its
+// updates plane by plane. Where the pack is calm its points share the
+// plane's update of the calm table; elsewhere each point's is made from the
+// coefficient views. Coordinates past the stored points are wrapped or
+// clamped (stored_coordinate).
+template <class Real, class Eq>
+struct PointColumn3D {
+  using Update = typename Eq::template Update<Real>;
+  using Updates = PointUpdates<3, Real, Eq>;
+  bool calm = false;
+  int gy = 0;       // the column's stored y
+  long column = 0;  // the global offset of its point x = 0 at z = 0
+  PointColumn3D() = default;
+  __device__ PointColumn3D(const Updates& updates, const ClusterGeometry<3>& geo, int x, int y) {
+    const ClusterAxis& ax = geo.axis[0];
+    calm = x >= updates.calm_lo && x + Pack<Real>::width <= updates.calm_hi &&
+           (!ax.periodic || (x >= 0 && x + Pack<Real>::width <= ax.n));
+    gy = stored_coordinate(geo.axis[1], y);
+    column = geo.lead + (gy + geo.halo) * geo.stride[1] + geo.halo * geo.stride[2];
+  }
+  // Plane p's part of the points' updates: where calm, its update; else its row views.
+  struct Plane {
+    typename Updates::Row row;
+    Update calm_update;
+    long offset;  // the global offset of the plane's point x = 0 in the column
+  };
+  __device__ Plane plane(const Updates& updates, const CalmUpdates3D<Update>& table, const ClusterGeometry<3>& geo,
+                         int p) const {
+    Plane q;
+    const int gz = stored_coordinate(geo.axis[2], p);
+    if (calm) {
+      q.calm_update = table.at[(gz - table.z_lo) * table.ny + (gy - table.y_lo)];
+      return q;
+    }
+    q.row = updates.row(Index<3>{0, gy, gz});
+    q.offset = column + gz * geo.stride[2];
+    return q;
+  }
+  // The update of the pack's point at x.
+  __device__ Update at(const Updates& updates, const ClusterGeometry<3>& geo, const Plane& q, int x) const {
+    if (calm) return q.calm_update;
+    const int gx = stored_coordinate(geo.axis[0], x);
+    return updates.at(q.row, q.offset + gx, gx);
+  }
+};
+
+template <int R, class Real, class Eq, int Steps, bool Clustered, Form F>
 __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     cluster_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo,
                       const LaplacianWeights<3, R, Real> lap, const typename Eq::template Update<Real> up,
-                      int /* steps: Steps */, const bool start) {
+                      int /* steps: Steps */, const bool start, const PointUpdates<3, Real, Eq> updates,
+                      const ClusterSources<Real> sources, const ClusterSamples<Real> samples,
+                      const CalmUpdates3D<typename Eq::template Update<Real>> calm) {
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, reach = Steps * R;
@@ -101,6 +169,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   const SharedPlane plane_tile{W, xbase, ybase};  // a plane of a level's ring
   const int x = xbase + static_cast<int>(threadIdx.x) * V, y = ybase + static_cast<int>(threadIdx.y);
   const int own = plane_tile.at(x, y);  // the thread's pack in a shared plane
+  [[maybe_unused]] PointColumn3D<Real, Eq> point;
+  if constexpr (F == Form::point) point = PointColumn3D<Real, Eq>(updates, geo, x, y);
+  const unsigned source_mask = source_lanes<3>(sources, geo, x, y);  // the sources' points in the column
   // The thread's pack in level 0's slot 0, as a shared address the compiler
   // must keep: it would otherwise recompute it (and the block's shared
   // window) at every level. Its planes are plane strides PS from it.
@@ -212,6 +283,28 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   for (int t = 1; t <= Steps; ++t) steady_first = max(steady_first, first[t]), steady_last = min(steady_last, last[t]);
   if (az.ghosts[0]) steady_first = max(steady_first, R - zs + reach);           // level Steps' plane >= r
   if (az.ghosts[1]) steady_last = min(steady_last, az.n - 1 - R - zs + R + 1);  // level 1's plane <= n-1-r
+  // The thread's receiver points: those of its pack's lanes in the block's
+  // tile and the launch's window (the block that owns a point records it).
+  int sample_begin = 0, sample_end = 0;
+  if (samples.count > 0 && y >= y0 && y < min(y0 + TY, ay.out_hi))
+    sample_range<3>(samples.points, samples.count, y, max(x, x0), min(x + V, min(x0 + TX, ax.out_hi)), sample_begin,
+                    sample_end);
+  // The iterations where a level makes a plane of one of the thread's source
+  // or receiver points are not steady for the thread (the steady ones carry
+  // no such code): level t makes plane zs + i - t r, so a point at z is made
+  // in iterations z - zs + r .. z - zs + Steps r (a source on a periodic z
+  // also at its images). One range over them all (wider costs only time).
+  int event_first = 0, event_last = 0;
+  auto event_at = [&](int z) {
+    const int lo = z - zs + R, hi = lo + reach - R + 1;
+    if (hi <= 0 || lo >= iterations) return;
+    event_first = event_last == 0 ? lo : min(event_first, lo), event_last = max(event_last, hi);
+  };
+  for (unsigned lanes = source_mask; lanes; lanes &= lanes - 1) {
+    const int z = sources.points[__ffs(lanes) - 1].i[2];
+    for (int image = az.periodic ? -1 : 0; image <= (az.periodic ? 1 : 0); ++image) event_at(z + image * az.n);
+  }
+  for (int k = sample_begin; k < sample_end; ++k) event_at(samples.points[k].i[2]);
 
   // Two levels at radius 1: each level's last three planes at the thread's
   // pack, in registers: the z neighbours of the next level's stencil and
@@ -340,9 +433,17 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             else
               result = load_pack(own_pack(t >= 2 ? t - 2 : 0, q));
           }
+          [[maybe_unused]] typename PointColumn3D<Real, Eq>::Plane point_plane;
+          if constexpr (F == Form::point) point_plane = point.plane(updates, calm, geo, p);
 #pragma unroll
           for (int v = 0; v < V; ++v) {
             const Real centre = mid.v[v];
+            const typename Eq::template Update<Real> at = [&] {
+              if constexpr (F == Form::point)
+                return point.at(updates, geo, point_plane, x + v);
+              else
+                return up;
+            }();
             Real minus[R + 1], plus[R + 1];
 #pragma unroll
             for (int j = 1; j <= R; ++j) {
@@ -357,11 +458,14 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
             lap_value = lap.add(2, lap_value, minus, plus);
             if constexpr (!two_levels)
-              result.v[v] = up.step(centre, centre, lap_value);
+              result.v[v] = at.step(centre, centre, lap_value);
             else
               result.v[v] =
-                  start && t == 1 ? up.start(centre, result.v[v], lap_value) : up.step(centre, result.v[v], lap_value);
+                  start && t == 1 ? at.start(centre, result.v[v], lap_value) : at.step(centre, result.v[v], lap_value);
           }
+          if (!Steady && source_mask)
+            result = add_sources<3, Real, Eq, F>(result, source_mask, sources, geo, x, y, p, t - 1, start && t == 1, up,
+                                                 updates);
           // Dirichlet face points keep g, z faces first (rare: a branch, not a
           // select a point). ClusterAxis::fixed spelled out here and in the face
           // lanes above, p tested first: asking it per level cost 12% at 512^3
@@ -376,6 +480,11 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             for (int v = 0; v < V; ++v)
               if (face_lanes >> v & 1) result.v[v] = face_value.v[v];
           }
+          // Receivers: the level of step t of the launch, or the one before
+          // it (u^{m-1}: level t-1 at p), on planes of the block's slab.
+          int row;
+          if (!Steady && sample_end > sample_begin && p >= z0 && p < z1 && samples.sampled(t, row))
+            record_samples_3d(result, mid, samples, sample_begin, sample_end, x, p, row);
           if (t < Steps) {
             store_shared_pack(own_pack(t, q), result);
           } else if (writes && (Steady || (i >= out_first && i < out_last))) {
@@ -399,7 +508,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           if (t < Steps) push(window[t], result);
       }
     };
-    if (i >= steady_first && i < steady_last)
+    if (i >= steady_first && i < steady_last && (i < event_first || i >= event_last))
       levels.template operator()<true>();
     else
       levels.template operator()<false>();
@@ -407,20 +516,33 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   if constexpr (Clustered) cluster.sync();  // peers may still read this block's rings
 }
 
-// The 3D kernel for a launch of `steps` steps (1..max_levels_3d(R)), in
-// clusters of one block or more.
-template <int R, class Real, class Eq, bool Clustered, int... S>
-auto kernels_3d(std::integer_sequence<int, S...>) {
-  return std::array{cluster_kernel_3d<R, Real, Eq, S + 1, Clustered>...};
-}
+// The 3D kernel of a form for a launch of `steps` steps (1..max_levels_3d(R)),
+// in clusters of one block or more.
 template <int R, class Real, class Eq>
-auto kernel_3d(int steps, bool clustered) {
-  constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
-  return clustered ? kernels_3d<R, Real, Eq, true>(counts)[steps - 1]
-                   : kernels_3d<R, Real, Eq, false>(counts)[steps - 1];
+using Kernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
+                          typename Eq::template Update<Real>, int, bool, PointUpdates<3, Real, Eq>,
+                          ClusterSources<Real>, ClusterSamples<Real>,
+                          CalmUpdates3D<typename Eq::template Update<Real>>);
+template <int R, class Real, class Eq, bool Clustered, Form F, int... S>
+auto kernels_3d(std::integer_sequence<int, S...>) {
+  return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F>...};
 }
+template <int R, class Real, class Eq, Form F>
+Kernel3D<R, Real, Eq> kernel_3d(int steps, bool clustered) {
+  constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
+  return clustered ? kernels_3d<R, Real, Eq, true, F>(counts)[steps - 1]
+                   : kernels_3d<R, Real, Eq, false, F>(counts)[steps - 1];
+}
+// A form's kernels of one precision and equation, both radii: declared
+// (`which`: extern) in the unit of the kernel objects, built (`which`
+// empty) in a unit of their own (CMakeLists.txt generates both).
+#define HEATWAVE_CLUSTER_FORM_3D(which, Real, Eq, F)                                \
+  which template Kernel3D<1, Real, Eq> kernel_3d<1, Real, Eq, F>(int, bool); \
+  which template Kernel3D<2, Real, Eq> kernel_3d<2, Real, Eq, F>(int, bool);
 
 // ---------------------------------------------------------------- host side ---
+
+namespace {
 
 template <class Real, class Eq>
 class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
@@ -430,7 +552,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
  public:
   // False, with `reason`, where the plan cannot run.
   bool configure(const Problem& problem, const LocalDomain<3>& domain, const ClusterPlan& q,
-                 const ClusterMedia<Real>& media, std::string& reason) {
+                 const ClusterMedia<3, Real>& media, std::string& reason) {
     if (!this->set_geometry(problem, domain, q, media, reason)) return false;
     const int R = problem.radius, KR = q.k * R;
     constexpr int V = Pack<Real>::width;
@@ -451,23 +573,59 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     if (!this->fits_device(reason)) return false;
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
+    if constexpr (Eq::coefficients.size() > (Eq::flux_coefficient != nullptr ? 1u : 0u))
+      if (this->pointwise_) make_calm_table();
     const bool clustered = q.blocks() > 1;
-    active_clusters_ = with_radius(R, [&]<int RR>() {
-      for (int s = 1; s <= q.k; ++s) this->allow_shared_memory(kernel_3d<RR, Real, Eq>(s, clustered));
-      return this->max_active_clusters(kernel_3d<RR, Real, Eq>(q.k, clustered));
+    active_clusters_ = with_kernel([&]<int RR, Form F>() {
+      for (int s = 1; s <= q.k; ++s) this->allow_shared_memory(kernel_3d<RR, Real, Eq, F>(s, clustered));
+      return this->max_active_clusters(kernel_3d<RR, Real, Eq, F>(q.k, clustered));
     });
     return this->co_scheduled(reason);
   }
 
   void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<3>& window,
-              bool start, cudaStream_t stream) override {
+              long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
     cudaLaunchAttribute attribute[1];
     const cudaLaunchConfig_t config = this->launch_config(attribute, window, stream);
-    with_radius(this->radius_, [&]<int R>() {
-      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
-                                 out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start));
+    const ClusterSources<Real> sources = this->sources(step, steps, stream);
+    const bool start = Eq::levels == 2 && step == 0;
+    with_kernel([&]<int R, Form F>() {
+      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
+                                 out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start, this->point_,
+                                 sources, samples, calm_));
     });
     HW_CUDA(cudaGetLastError());
+  }
+
+ private:
+  // Form::point: the calm updates over the stored (y, z) (CalmUpdates3D).
+  void make_calm_table() {
+    if (this->point_.calm_lo >= this->point_.calm_hi) return;
+    const ClusterAxis &ay = geo_.axis[1], &az = geo_.axis[2];
+    calm_.y_lo = ay.periodic ? 0 : ay.load_lo, calm_.z_lo = az.periodic ? 0 : az.load_lo;
+    calm_.ny = (ay.periodic ? ay.n : ay.load_hi) - calm_.y_lo;
+    const int nz = (az.periodic ? az.n : az.load_hi) - calm_.z_lo;
+    calm_table_.allocate(static_cast<std::size_t>(nz) * calm_.ny);
+    const long blocks = std::min<long>((static_cast<long>(nz) * calm_.ny + 255) / 256, 4096);
+    make_calm_updates_3d<Real, Eq><<<static_cast<unsigned>(blocks), 256>>>(calm_table_.get(), this->point_, calm_, nz);
+    HW_CUDA(cudaGetLastError());
+    HW_CUDA(cudaDeviceSynchronize());
+    calm_.at = calm_table_.get();
+  }
+
+  DeviceBuffer<typename Eq::template Update<Real>> calm_table_;
+  CalmUpdates3D<typename Eq::template Update<Real>> calm_;
+
+  // f.template operator()<R, Form>() for the case's radius and form (point
+  // updates made only for an equation with a coefficient other than the flux
+  // one: the waves).
+  template <class Fn>
+  decltype(auto) with_kernel(Fn&& f) const {
+    return with_radius(this->radius_, [&]<int R>() {
+      if constexpr (Eq::coefficients.size() > (Eq::flux_coefficient != nullptr ? 1u : 0u))
+        if (this->pointwise_) return f.template operator()<R, Form::point>();
+      return f.template operator()<R, Form::uniform>();
+    });
   }
 };
 

@@ -231,10 +231,18 @@ bool cluster_flux_tiles(const Problem& problem) {
 }
 
 std::string cluster_media_gap(const Problem& problem) {
-  if (!problem.varies() && problem.sources.empty()) return "";
-  if (!problem.sources.empty()) return "the cluster kernels do not add sources yet";
-  if (problem.dims == 3) return "the 3D cluster kernel does not read coefficient fields yet";
-  return "";  // 2D: the flux coefficient's pair tiles, the others' updates point by point
+  for (const Source& source : problem.sources)
+    if (source.type != SourceType::point)
+      return std::string("the cluster kernels add point sources inside their pipeline, not a ") +
+             to_string(source.type) + " source (a field or a box of points)";
+  if (problem.sources.size() << problem.dims > static_cast<std::size_t>(max_cluster_source_points))
+    return "the cluster kernels add at most " + std::to_string(max_cluster_source_points) + " source points (" +
+           std::to_string(max_cluster_source_points >> problem.dims) + " point sources in " +
+           std::to_string(problem.dims) + "D)";
+  if (problem.dims == 3 && cluster_flux_tiles(problem))
+    return "the 3D cluster kernel does not read the heat's varying alpha yet";
+  // The waves' coefficients: updates point by point; the heat's alpha in 2D: pair tiles.
+  return "";
 }
 
 namespace {

@@ -58,10 +58,12 @@ ClusterSettings fixed_settings(const ClusterPlan& plan);
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 
 // Why the cluster kernels cannot run a problem's media and sources (the
-// registry then runs the cuda backend), or "" where they can: in 2D, without
-// sources, they read the flux coefficient's pair fields (the heat's alpha)
-// and make the other coefficients' updates point by point (c, gamma).
+// registry then runs the cuda backend), or "" where they can: they make the
+// waves' updates point by point (c, gamma, absorbing profiles) in 2D and 3D,
+// read the heat's varying alpha as pair fields in 2D, and add point sources
+// inside their pipeline, up to max_cluster_source_points a rank.
 std::string cluster_media_gap(const Problem& problem);
+inline constexpr int max_cluster_source_points = 32;  // a bit each in a thread's mask (kernels/cluster/common.cuh)
 // Whether the cluster kernels read coefficient tiles for the problem (its
 // flux coefficient varies): more shared memory a block, other plans.
 bool cluster_flux_tiles(const Problem& problem);

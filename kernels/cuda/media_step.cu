@@ -104,6 +104,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
     flux_ = media.flux_form();
     for (std::size_t t = 0; t < media.sources.size(); ++t) sources_.push_back(media.source(t, copies_));
     times_ = media.times();
+    listed_ = media.source_points(listed_points, source_points_);
   }
 
   void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const override {
@@ -141,6 +142,10 @@ class MediaStepKernel final : public StepKernel<D, Real> {
 
   KineticWeight<Real> kinetic_weight() const override { return kinetic_; }
   const void* point_updates() const override { return pointwise_ ? &updates_ : nullptr; }
+  bool source_points(std::vector<SourcePoint<D, Real>>& points, std::vector<TimeFunction>& times) const override {
+    points = source_points_, times = times_;
+    return listed_;
+  }
 
   std::vector<const Real*> flux_pairs() const override {
     if (!flux_) return {};
@@ -185,6 +190,11 @@ class MediaStepKernel final : public StepKernel<D, Real> {
   FluxPairs<D, 2, Real> pairs2_;
   std::vector<SourceView<D, Real>> sources_;
   std::vector<TimeFunction> times_;
+  // The sources' points one by one for cuda-cluster, where there are at most
+  // listed_points (a point source has 2^D, and periodic images).
+  static constexpr std::size_t listed_points = 1024;
+  std::vector<SourcePoint<D, Real>> source_points_;
+  bool listed_ = true;
   mutable std::vector<DeviceBuffer<Real>> pair_fields_;
 };
 

@@ -149,6 +149,13 @@ TEST(GpuCluster, HeatMedia2D) {
   }
 }
 
+// The waves' media in layers along an axis: c, and for the damped wave gamma too.
+std::string wave_layers(const char* axis, bool damped) {
+  return fmt::format(
+      "material: {{c: {{type: layers, axis: {0}, interfaces: [0.3, 0.55], values: [1, 0.6, 1.4]}}{1}}}\n", axis,
+      damped ? fmt::format(", gamma: {{type: layers, axis: {}, interfaces: [0.5], values: [0.5, 3]}}", axis) : "");
+}
+
 // The waves' coefficients varying in space (an update made at each point:
 // Form::point): c in layers across x (updates that differ along a row) and
 // across y, the damped wave's gamma in layers too, and absorbing faces
@@ -158,12 +165,7 @@ TEST(GpuCluster, WaveMedia2D) {
   const char* media_plans[] = {nullptr, "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1", "1,1,32,16,0,8,8",
                                "resident,24,12,2", "resident,60,24,4"};
   for (const char* axis : {"x", "y"}) {
-    const std::string c = fmt::format(
-        "material: {{c: {{type: layers, axis: {}, interfaces: [0.3, 0.55], values: [1, 0.6, 1.4]}}}}\n", axis);
-    const std::string damped = fmt::format(
-        "material: {{c: {{type: layers, axis: {0}, interfaces: [0.3, 0.55], values: [1, 0.6, 1.4]}}, "
-        "gamma: {{type: layers, axis: {0}, interfaces: [0.5], values: [0.5, 3]}}}}\n",
-        axis);
+    const std::string c = wave_layers(axis, false), damped = wave_layers(axis, true);
     for (const char* plan : media_plans)
       for (int r : {1, 2}) {
         check_cluster<float>("wave", r, "[37, 29]", 7, 3, plan, c);
@@ -180,6 +182,171 @@ TEST(GpuCluster, WaveMedia2D) {
       check_cluster<float>("wave", r, "[37, 29]", 7, 3, plan, "", absorbing);
       check_cluster<double>("damped_wave", r, "[300, 257]", 5, 2, plan, "", absorbing);
     }
+}
+
+// The waves' coefficients in 3D (Form::point: a thread's pack column, its
+// updates plane by plane): c in layers along x (updates that differ within a
+// pack) and along z, the damped wave's gamma in layers, and absorbing faces
+// (profiles along x, y and z, calm packs between them; the seismic shot's
+// faces: a free surface at z_high); one block and clusters of blocks, deep
+// pipelines.
+TEST(GpuCluster, WaveMedia3D) {
+  const char* media_plans[] = {nullptr, "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1", "1,1,8,16,4,1,1"};
+  for (const char* axis : {"x", "z"}) {
+    const std::string c = wave_layers(axis, false), damped = wave_layers(axis, true);
+    for (const char* plan : media_plans)
+      for (int r : {1, 2}) {
+        check_cluster<float, 3>("wave", r, "[19, 13, 11]", 7, 2, plan, c);
+        check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan, damped);
+      }
+    check_cluster<float, 3>("wave", 1, "[23, 18, 30]", 7, 2, "1,1,16,12,9,4,1", c);  // k = 4
+  }
+  const std::vector<std::string> absorbing = {
+      "{default: {type: absorbing, width: 3}, z_high: {type: neumann, value: 0.0}}",
+      "{default: periodic, x_low: {type: absorbing, width: 5}, x_high: {type: absorbing, width: 3}}",
+  };
+  for (const char* plan : media_plans)
+    for (int r : {1, 2}) {
+      check_cluster<float, 3>("wave", r, "[19, 13, 11]", 7, 2, plan, "", absorbing);
+      check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan, "", absorbing);
+    }
+}
+
+// Point sources inside the k-step pipeline: added at each level a launch
+// makes, with f(t_n) of that step, exactly as the host adds them after step
+// n. Two sources, one a Ricker near a corner (its points wrap on periodic
+// axes), one a narrow Gaussian pulse in time that is exactly 0 until the
+// middle of the second chunk (steps 0..8 in double) and shares points with
+// a third; launches of 1..8 steps, clusters, resident plans, 3D pipelines.
+std::string point_sources(const char* eq, int dims, const char* precision, int radius, const std::string& grid) {
+  const double dt = test::gpu_case(eq, dims, precision, radius, "dirichlet", grid).dt;
+  const char* near_corner = dims == 2 ? "[0.97, 0.05]" : "[0.97, 0.05, 1.13]";
+  const char* inside = dims == 2 ? "[0.31, 0.47]" : "[0.31, 0.47, 0.52]";
+  return fmt::format(
+      "sources:\n"
+      "  - {{type: point, position: {0}, amplitude: 2.0, time: {{type: ricker, frequency: 3.0}}}}\n"
+      "  - {{type: point, position: {1}, amplitude: -1.5, time: {{type: gaussian, delay: {2}, width: {3}}}}}\n"
+      "  - {{type: point, position: {1}, amplitude: 0.5, time: {{type: sine, frequency: 2.0}}}}\n",
+      near_corner, inside, 12.5 * dt, 0.1 * dt);
+}
+
+TEST(GpuCluster, Sources) {
+  for (const char* eq : {"heat", "wave", "damped_wave"})
+    for (int r : {1, 2}) {
+      for (const char* plan : {static_cast<const char*>(nullptr), "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1",
+                               "1,1,32,16,0,8,8", "resident,24,12,2"}) {
+        check_cluster<float>(eq, r, "[37, 29]", 7, 3, plan, point_sources(eq, 2, "float32", r, "[37, 29]"));
+        check_cluster<double>(eq, r, "[300, 257]", 5, 3, plan, point_sources(eq, 2, "float64", r, "[300, 257]"));
+      }
+      for (const char* plan : {static_cast<const char*>(nullptr), "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1"}) {
+        check_cluster<float, 3>(eq, r, "[19, 13, 11]", 7, 3, plan, point_sources(eq, 3, "float32", r, "[19, 13, 11]"));
+        check_cluster<double, 3>(eq, r, "[37, 21, 26]", 5, 3, plan,
+                                 point_sources(eq, 3, "float64", r, "[37, 21, 26]"));
+      }
+    }
+  // The seismic shot's shape: layers, absorbing faces and a free surface, a Ricker source.
+  const std::string shot =
+      "material: {c: {type: layers, axis: z, interfaces: [0.5, 0.85], values: [3.0, 2.2, 1.5]}}\n" +
+      point_sources("wave", 3, "float32", 1, "[40, 33, 28]");
+  for (const char* plan : {static_cast<const char*>(nullptr), "1,1,16,12,9,4,1", "2,2,8,8,8,3,1"})
+    check_cluster<float, 3>("wave", 1, "[40, 33, 28]", 8, 3, plan, shot,
+                            {"{default: {type: absorbing, width: 6}, z_high: {type: neumann, value: 0.0}}"});
+}
+
+// Receivers recorded inside the pipeline (Backend::record_samples): the
+// cluster backend records a level at a set of points at every `every` steps
+// as its launches make them; the values equal the cuda backend's, gathered
+// step by step, bit for bit (the cuda backend: its fields are the host's,
+// and it holds Dirichlet face points at g after every step, where the host
+// sets them as it sweeps the next; the random v0 of these tests differs from
+// g there). Points at faces, corners, tile edges and inside; u^n and
+// u^{n-1}; every 1 and 3; chunks of 7 steps in launches of up to k.
+template <class Real, int D>
+void check_recorded(const char* eq, int radius, const std::string& grid, const char* plan, long every, Level level,
+                    const std::string& extra, const std::string& boundary) {
+  constexpr int steps = 7, chunks = 3;
+  const PlanOverride override_plan(plan);
+  const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
+  const std::string what = fmt::format("{} {}D {} r{} {} plan {} every {} level {}", eq, D, precision, radius, grid,
+                                       plan ? plan : "default", every, int(level));
+  const Problem p = test::gpu_case(eq, D, precision, radius, boundary, grid, "{type: constant, value: 0}", extra);
+  Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
+  const LocalDomain<D> domain = decomposition.template local_domain<D>();
+  auto reference = cuda::make_cuda_backend<D, Real>(p, domain);  // the reference, one step a launch
+  auto chosen = test::cluster_backend<D, Real>(p, domain);
+  auto& gpu = chosen.backend;
+  ASSERT_EQ(gpu->name(), "cuda-cluster") << what << ": " << chosen.reason;
+  // Owned points: every corner, points next to faces, and a random spread.
+  std::vector<Index<D>> points;
+  std::mt19937 gen(7);
+  for (int c = 0; c < (1 << D); ++c) {
+    Index<D> i{};
+    for (int a = 0; a < D; ++a) i[a] = (c >> a & 1) ? domain.layout.owned[a] - 1 : 0;
+    points.push_back(i);
+  }
+  for (int k = 0; k < 60; ++k) {
+    Index<D> i{};
+    for (int a = 0; a < D; ++a) i[a] = static_cast<long>(gen() % domain.layout.owned[a]);
+    if (k % 5 == 0) i[0] = 1;  // next to a face
+    points.push_back(i);
+  }
+  const std::size_t n = domain.layout.owned_box().size();
+  test::start_from_same_random_fields<D, Real>(p, n, 17 + radius, {reference.get(), gpu.get()});
+  ASSERT_TRUE(gpu->record_samples(level, points, every)) << what;
+  std::vector<Real> expected, value(points.size());
+  std::vector<long> expected_steps;
+  for (int c = 0; c < chunks; ++c) {
+    for (int m = 0; m < steps; ++m) {
+      reference->advance(1);
+      if (reference->step() % every) continue;
+      reference->gather(level, points, value.data());
+      expected.insert(expected.end(), value.begin(), value.end());
+      expected_steps.push_back(reference->step());
+    }
+    gpu->advance(steps);
+    std::vector<long> got_steps;
+    std::vector<Real> got;
+    gpu->take_samples(got_steps, got);
+    EXPECT_EQ(got_steps, expected_steps) << what << " chunk " << c;
+    ASSERT_EQ(got.size(), expected.size()) << what << " chunk " << c;
+    long differ = 0;
+    std::string first;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      if (std::memcmp(&got[k], &expected[k], sizeof(Real)) == 0) continue;
+      if (differ++ == 0) {
+        const Index<D>& i = points[k % points.size()];
+        first = fmt::format(", first at step {} point ({}, {}, {}): {} here, {} on the cuda backend", got_steps[k / points.size()],
+                            i[0], i[1], D == 3 ? i[D - 1] : 0, double(got[k]), double(expected[k]));
+      }
+    }
+    EXPECT_EQ(differ, 0) << what << " chunk " << c << ": " << differ << " of " << got.size() << " samples differ"
+                         << first;
+    expected.clear(), expected_steps.clear();
+  }
+}
+
+TEST(GpuCluster, RecordsReceivers) {
+  auto shot = [](int dims) {
+    return fmt::format(
+        "material: {{c: {{type: layers, axis: y, interfaces: [0.5], values: [1.0, 0.6]}}}}\n"
+        "sources: [{{type: point, position: {}, amplitude: 1.0, time: {{type: ricker, frequency: 3.0}}}}]\n",
+        dims == 2 ? "[0.4, 0.33]" : "[0.4, 0.33, 0.5]");
+  };
+  const std::string faces = "{default: {type: absorbing, width: 4}, y_high: {type: neumann, value: 0.0}}";
+  for (long every : {1L, 3L})
+    for (Level level : {Level::current, Level::previous}) {
+      for (const char* plan : {"1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,1,32,16,0,8,8", "resident,24,12,2"}) {
+        check_recorded<float, 2>("wave", 1, "[37, 29]", plan, every, level, shot(2), faces);
+        check_recorded<double, 2>("damped_wave", 2, "[300, 257]", plan, every, level, shot(2), "dirichlet");
+      }
+      for (const char* plan : {"1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "1,1,16,12,9,4,1", "2,1,16,8,5,2,1"}) {
+        check_recorded<float, 3>("wave", 1, "[23, 18, 30]", plan, every, level, shot(3), faces);
+        check_recorded<double, 3>("wave", 1, "[19, 13, 11]", plan, every, level, "", "periodic");
+      }
+    }
+  for (const char* plan : {"1,1,32,8,0,4,2", "resident,24,12,2"})
+    check_recorded<float, 2>("heat", 2, "[37, 29]", plan, 2, Level::current, "", "neumann");
+  check_recorded<float, 3>("heat", 2, "[19, 13, 11]", "2,1,16,8,5,2,1", 2, Level::current, "", "neumann");
 }
 
 // Resident plans (resident,tile_x,tile_y,threads_y): the whole domain on
