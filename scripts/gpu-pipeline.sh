@@ -10,6 +10,10 @@
 #   shot      scripts/gpu-shot.sh's shot on cuda and cuda-cluster, and the
 #             hand-written kernel
 #   bench     bench/media.yaml (SUITE overrides)
+#   ab        the commit before (its sources in .carry/before.tar: git archive
+#             REV -o .carry/before.tar), built beside this tree, and both
+#             benched on bench/ab-cluster.yaml in turn on one plan cache
+# HEATWAVE_TRACES_DIMS picks the traces' dimensions (default "2 3").
 # Logs and JSON go under OUT_DIR; the last lines are a summary.
 #   scripts/gpu-pipeline.sh OUT_DIR [SUITE]
 set -uo pipefail
@@ -21,6 +25,12 @@ mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
 
+if [[ $steps == *ab* ]]; then  # the commit before, built meanwhile
+  rm -rf /tmp/before && mkdir -p /tmp/before && tar -xf .carry/before.tar -C /tmp/before
+  { cmake -S /tmp/before -B /tmp/before/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_TESTS=OFF &&
+    cmake --build /tmp/before/build -j 8; } >"$out/build-before.log" 2>&1 &
+  before_build=$!
+fi
 log "build"
 start=$(date +%s)
 { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j "$(nproc)"; } \
@@ -37,7 +47,7 @@ elif [[ $steps == *tests* ]]; then
   log "ctest -L gpu"
   (cd build-gpu && ctest --output-on-failure -L gpu) >"$out/ctest-gpu.log" 2>&1 || status=1
   grep -E "tests passed|tests failed|\[  (PASSED|FAILED) |Failed|\*\*\*" "$out/ctest-gpu.log" | tee -a "$out/summary.txt"
-  for backend in cuda cuda-cluster; do
+  for backend in ${HEATWAVE_GOLDEN_BACKENDS:-cuda cuda-cluster}; do
     log "golden hashes: $backend"
     python3 tests/golden/golden.py check "$heatwave" --backend $backend --mpiexec mpirun 2>&1 | tail -2 |
       tee -a "$out/summary.txt" || status=1
@@ -80,7 +90,7 @@ YAML
 if [[ $steps == *traces* ]]; then
   log "traces: host, cuda, cuda-cluster (plans, ranks, restart), bitwise"
   work=/tmp/traces && rm -rf $work && mkdir -p $work
-  for dims in 2 3; do
+  for dims in ${HEATWAVE_TRACES_DIMS:-2 3}; do
     plans="1,2,32,8,0,3,1 resident,24,12,2 1,1,64,32,0,8,8"
     [[ $dims == 3 ]] && plans="1,1,16,12,9,4,1 2,2,8,8,8,3,1 1,1,32,16,16,2,1"
     for every in 1 3; do
@@ -163,6 +173,26 @@ if [[ $steps == *bench* ]]; then
   log "bench $suite"
   "$heatwave" bench "$suite" --json "$out/bench.json" >"$out/bench.log" 2>&1 || status=1
   grep -E "^\||roofline:" "$out/bench.log" | tee -a "$out/summary.txt"
+fi
+if [[ $steps == *ab* ]]; then
+  log "A/B: the commit before, then this tree, bench/ab-cluster.yaml on one plan cache"
+  if wait $before_build; then
+    export HEATWAVE_CACHE_DIR=/tmp/heatwave-ab-plans
+    for which in before after; do
+      binary=$heatwave; [[ $which == before ]] && binary=/tmp/before/build/heatwave
+      "$binary" bench bench/ab-cluster.yaml --json "$out/ab-$which.json" >"$out/ab-$which.log" 2>&1 || status=1
+    done
+    python3 - "$out/ab-before.json" "$out/ab-after.json" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+rows = [json.load(open(f))["cases"] for f in sys.argv[1:]]
+for b, a in zip(*rows):
+    name = f"{b['equation']} {b['dims']}D {'x'.join(map(str, b['grid']))}"
+    gb, ga = b["cells_per_second"] / 1e9, a["cells_per_second"] / 1e9
+    print(f"{name}: before {gb:.1f}, after {ga:.1f} Gcells/s ({100 * (ga / gb - 1):+.1f}%)")
+PY
+  else
+    tail -20 "$out/build-before.log"; log "BEFORE BUILD FAILED"; status=1
+  fi
 fi
 log "done (status $status)"
 exit $status

@@ -178,38 +178,48 @@ struct PointPack2D {
   }
 };
 
-// What a thread of a 2D kernel adds and records at each level it makes, found
-// once a launch: the sources' points in its pack column (source_lanes), and
-// its receiver points in the columns and rows its block owns.
+// What a thread of a 2D kernel adds and records at each level it makes: the
+// sources' points in its pack column (source_lanes) and its receiver points
+// in the columns and rows its block owns. A thread with any (a few in a
+// launch) finds them again where it uses them; the others keep only that
+// they have none (registers are what the kernels run short of).
 template <class Real>
 struct PipelineEvents2D {
-  ClusterSources<Real> sources;
-  unsigned source_mask = 0;
-  ClusterSamples<Real> samples;
-  int sample_begin = 0, sample_end = 0;
-  int own_y0 = 0, own_y1 = 0;  // the rows the block owns
+  const ClusterSources<Real>& sources;
+  const ClusterSamples<Real>& samples;
+  int x, own_x0, own_x1, own_y0, own_y1;  // the pack's first point; the block's columns and rows
+  bool eventful = false;
   __device__ PipelineEvents2D(const ClusterSources<Real>& sources_, const ClusterSamples<Real>& samples_,
-                              const ClusterGeometry<2>& geo, int x, int own_x0, int own_x1, int own_y0_, int own_y1_)
-      : sources(sources_), samples(samples_), own_y0(own_y0_), own_y1(own_y1_) {
-    source_mask = source_lanes<2>(sources, geo, x, 0);
-    if (samples.count > 0 && threadIdx.y == 0)  // one thread of a pack column records it
-      sample_range<2>(samples.points, samples.count, 0, max(x, own_x0), min(x + Pack<Real>::width, own_x1),
-                      sample_begin, sample_end);
+                              const ClusterGeometry<2>& geo, int x_, int own_x0_, int own_x1_, int own_y0_,
+                              int own_y1_)
+      : sources(sources_), samples(samples_), x(x_), own_x0(own_x0_), own_x1(own_x1_), own_y0(own_y0_),
+        own_y1(own_y1_) {
+    int begin, end;
+    own_samples(begin, end);
+    eventful = source_lanes<2>(sources, geo, x, 0) != 0 || end > begin;
   }
-  // After the launch's step m (from 1) and the barrier that completes it:
-  // the thread's receiver points of the level it made (or of the one before,
-  // u^{m-1}), where the step is sampled.
+  // The thread's receiver points (one thread of a pack column records them).
+  __device__ void own_samples(int& begin, int& end) const {
+    begin = end = 0;
+    if (samples.count > 0 && threadIdx.y == 0)
+      sample_range<2>(samples.points, samples.count, 0, max(x, own_x0), min(x + Pack<Real>::width, own_x1), begin,
+                      end);
+  }
   // The level before is the buffer the next step writes: where it is recorded
   // (block-uniform), the block waits for every thread's reads of it (wait_after).
   __device__ bool wait_after(int m) const {
     int row;
     return samples.previous && samples.sampled(m, row);
   }
+  // After the launch's step m (from 1) and the barrier that completes it:
+  // the thread's receiver points of the level it made (or of the one before,
+  // u^{m-1}), where the step is sampled.
   __device__ void record(const Real* level, const Real* before, const SharedPlane& s, int m) const {
-    int row;
-    if (sample_end == sample_begin || !samples.sampled(m, row)) return;
+    int row, begin, end;
+    if (!eventful || !samples.sampled(m, row)) return;
+    own_samples(begin, end);
     const Real* from = samples.previous ? before : level;
-    for (int k = sample_begin; k < sample_end; ++k) {
+    for (int k = begin; k < end; ++k) {
       const SamplePoint point = samples.points[k];
       if (point.i[1] >= own_y0 && point.i[1] < own_y1)
         samples.rows[static_cast<long>(row) * samples.count + point.slot] = from[s.at(point.i[0], point.i[1])];
@@ -333,12 +343,13 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
   }
   // The sources at the pack's points in the strip (few threads have any: a
   // pass after the strip, in shared memory, keeps them out of the row loop).
-  if (events.source_mask)
-    for (int y = ya; y < yb; ++y) {
-      Real* pack = u_next + (y - s.ybase) * W + lx;
-      store_pack(pack, add_sources<2, Real, Eq, F>(load_pack(pack), events.source_mask, events.sources, geo,
-                                                  s.xbase + lx, y, 0, m, Starting, up, updates));
-    }
+  if (events.eventful)
+    if (const unsigned lanes = source_lanes<2>(events.sources, geo, s.xbase + lx, 0))
+      for (int y = ya; y < yb; ++y) {
+        Real* pack = u_next + (y - s.ybase) * W + lx;
+        store_pack(pack, add_sources<2, Real, Eq, F>(load_pack(pack), lanes, events.sources, geo, s.xbase + lx, y, 0,
+                                                    m, Starting, up, updates));
+      }
   // The whole-pack stores wrote over a Dirichlet face point of the pack: it
   // keeps g (a pass after the strip, not a branch a row).
   if (!whole) {

@@ -171,7 +171,6 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   const int own = plane_tile.at(x, y);  // the thread's pack in a shared plane
   [[maybe_unused]] PointColumn3D<Real, Eq> point;
   if constexpr (F == Form::point) point = PointColumn3D<Real, Eq>(updates, geo, x, y);
-  const unsigned source_mask = source_lanes<3>(sources, geo, x, y);  // the sources' points in the column
   // The thread's pack in level 0's slot 0, as a shared address the compiler
   // must keep: it would otherwise recompute it (and the block's shared
   // window) at every level. Its planes are plane strides PS from it.
@@ -285,26 +284,21 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   if (az.ghosts[1]) steady_last = min(steady_last, az.n - 1 - R - zs + R + 1);  // level 1's plane <= n-1-r
   // The thread's receiver points: those of its pack's lanes in the block's
   // tile and the launch's window (the block that owns a point records it).
-  int sample_begin = 0, sample_end = 0;
-  if (samples.count > 0 && y >= y0 && y < min(y0 + TY, ay.out_hi))
-    sample_range<3>(samples.points, samples.count, y, max(x, x0), min(x + V, min(x0 + TX, ax.out_hi)), sample_begin,
-                    sample_end);
-  // The iterations where a level makes a plane of one of the thread's source
-  // or receiver points are not steady for the thread (the steady ones carry
-  // no such code): level t makes plane zs + i - t r, so a point at z is made
-  // in iterations z - zs + r .. z - zs + Steps r (a source on a periodic z
-  // also at its images). One range over them all (wider costs only time).
-  int event_first = 0, event_last = 0;
-  auto event_at = [&](int z) {
-    const int lo = z - zs + R, hi = lo + reach - R + 1;
-    if (hi <= 0 || lo >= iterations) return;
-    event_first = event_last == 0 ? lo : min(event_first, lo), event_last = max(event_last, hi);
+  auto own_samples = [&](int& begin, int& end) {
+    begin = end = 0;
+    if (samples.count > 0 && y >= y0 && y < min(y0 + TY, ay.out_hi))
+      sample_range<3>(samples.points, samples.count, y, max(x, x0), min(x + V, min(x0 + TX, ax.out_hi)), begin, end);
   };
-  for (unsigned lanes = source_mask; lanes; lanes &= lanes - 1) {
-    const int z = sources.points[__ffs(lanes) - 1].i[2];
-    for (int image = az.periodic ? -1 : 0; image <= (az.periodic ? 1 : 0); ++image) event_at(z + image * az.n);
+  // A thread with a source's or a receiver's point in its pack column (a
+  // few in a launch) takes the general path in every iteration, where it
+  // finds and adds or records them; the others keep nothing for them (the
+  // heat's kernels run at their 64 registers).
+  bool eventful = source_lanes<3>(sources, geo, x, y) != 0;
+  if (samples.count > 0) {
+    int begin, end;
+    own_samples(begin, end);
+    eventful = eventful || end > begin;
   }
-  for (int k = sample_begin; k < sample_end; ++k) event_at(samples.points[k].i[2]);
 
   // Two levels at radius 1: each level's last three planes at the thread's
   // pack, in registers: the z neighbours of the next level's stencil and
@@ -463,9 +457,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
               result.v[v] =
                   start && t == 1 ? at.start(centre, result.v[v], lap_value) : at.step(centre, result.v[v], lap_value);
           }
-          if (!Steady && source_mask)
-            result = add_sources<3, Real, Eq, F>(result, source_mask, sources, geo, x, y, p, t - 1, start && t == 1, up,
-                                                 updates);
+          if (!Steady && eventful)
+            if (const unsigned lanes = source_lanes<3>(sources, geo, x, y))
+              result = add_sources<3, Real, Eq, F>(result, lanes, sources, geo, x, y, p, t - 1, start && t == 1, up,
+                                                   updates);
           // Dirichlet face points keep g, z faces first (rare: a branch, not a
           // select a point). ClusterAxis::fixed spelled out here and in the face
           // lanes above, p tested first: asking it per level cost 12% at 512^3
@@ -483,8 +478,11 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           // Receivers: the level of step t of the launch, or the one before
           // it (u^{m-1}: level t-1 at p), on planes of the block's slab.
           int row;
-          if (!Steady && sample_end > sample_begin && p >= z0 && p < z1 && samples.sampled(t, row))
-            record_samples_3d(result, mid, samples, sample_begin, sample_end, x, p, row);
+          if (!Steady && eventful && p >= z0 && p < z1 && samples.sampled(t, row)) {
+            int begin, end;
+            own_samples(begin, end);
+            record_samples_3d(result, mid, samples, begin, end, x, p, row);
+          }
           if (t < Steps) {
             store_shared_pack(own_pack(t, q), result);
           } else if (writes && (Steady || (i >= out_first && i < out_last))) {
@@ -508,7 +506,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           if (t < Steps) push(window[t], result);
       }
     };
-    if (i >= steady_first && i < steady_last && (i < event_first || i >= event_last))
+    if (!eventful && i >= steady_first && i < steady_last)
       levels.template operator()<true>();
     else
       levels.template operator()<false>();
