@@ -600,12 +600,11 @@ template <int R, class Real, class Eq, Form F>
 Kernels2D<R, Real, Eq> kernels_2d() {
   return {cluster_kernel_2d<R, Real, Eq, F>, resident_kernel_2d<R, Real, Eq, F>};
 }
-// A form's kernels of one precision and equation, both radii: declared
+// A form's kernels of one radius, precision and equation: declared
 // (`which`: extern) in the unit of the kernel objects, built (`which`
 // empty) in a unit of their own (CMakeLists.txt generates both).
-#define HEATWAVE_CLUSTER_FORM_2D(which, Real, Eq, F)                 \
-  which template Kernels2D<1, Real, Eq> kernels_2d<1, Real, Eq, F>(); \
-  which template Kernels2D<2, Real, Eq> kernels_2d<2, Real, Eq, F>();
+#define HEATWAVE_CLUSTER_FORM_2D(which, R, Real, Eq, F) \
+  which template Kernels2D<R, Real, Eq> kernels_2d<R, Real, Eq, F>();
 
 // ---------------------------------------------------------------- host side ---
 

@@ -531,12 +531,11 @@ Kernel3D<R, Real, Eq> kernel_3d(int steps, bool clustered) {
   return clustered ? kernels_3d<R, Real, Eq, true, F>(counts)[steps - 1]
                    : kernels_3d<R, Real, Eq, false, F>(counts)[steps - 1];
 }
-// A form's kernels of one precision and equation, both radii: declared
+// A form's kernels of one radius, precision and equation: declared
 // (`which`: extern) in the unit of the kernel objects, built (`which`
 // empty) in a unit of their own (CMakeLists.txt generates both).
-#define HEATWAVE_CLUSTER_FORM_3D(which, Real, Eq, F)                                \
-  which template Kernel3D<1, Real, Eq> kernel_3d<1, Real, Eq, F>(int, bool); \
-  which template Kernel3D<2, Real, Eq> kernel_3d<2, Real, Eq, F>(int, bool);
+#define HEATWAVE_CLUSTER_FORM_3D(which, R, Real, Eq, F) \
+  which template Kernel3D<R, Real, Eq> kernel_3d<R, Real, Eq, F>(int, bool);
 
 // ---------------------------------------------------------------- host side ---
 
