@@ -31,6 +31,18 @@ inline constexpr int unbounded = INT_MAX / 4;  // the core of a periodic axis: e
 // or an update made at each point where another coefficient varies (c,
 // gamma, absorbing profiles: PointUpdates).
 enum class Form { uniform, flux, point };
+// Whether an equation has a coefficient other than the flux one (the waves'
+// c and gamma): only then are its kernels of Form::point made.
+template <class Eq>
+inline constexpr bool has_point_form = Eq::coefficients.size() > (Eq::flux_coefficient != nullptr ? 1u : 0u);
+
+// Coordinate c of an axis wrapped into [0, n) on a periodic axis (one rank
+// spans it), else c.
+__device__ __forceinline__ int wrapped_coordinate(const ClusterAxis& a, int c) {
+  if (!a.periodic) return c;
+  const int g = c % a.n;
+  return g < 0 ? g + a.n : g;
+}
 
 // Where coordinate c of an axis lies in the rank's storage, for tables and
 // fields indexed by it: wrapped on a periodic axis, else clamped to the
@@ -145,8 +157,9 @@ inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 // in config order, before a Dirichlet face point is set back to g. So a
 // source may switch on in the middle of a launch, and levels computed twice
 // (the halos of temporal blocking, a neighbour rank's points) carry it too.
-// The points are a short list (a point source's 2^D); a thread finds those in
-// its pack once a launch (source_lanes): a thread with none pays one test a level.
+// The points are a short list (a point source's 2^D). A thread with one in
+// its pack (source_lanes) takes the kernels' general path and finds them
+// again there; the others keep one flag (kernel_2d.cuh, kernel_3d.cuh).
 
 template <class Real>
 struct SourceEntry {
@@ -161,13 +174,6 @@ struct ClusterSources {
   int sources = 0;
   const Real* factors = nullptr;  // f(t_n) of source s at the launch's step m (from 0): [m * sources + s]
 };
-
-// Coordinate c of an axis as the sources' points give it: wrapped on a periodic axis.
-__device__ __forceinline__ int wrapped_coordinate(const ClusterAxis& a, int c) {
-  if (!a.periodic) return c;
-  const int g = c % a.n;
-  return g < 0 ? g + a.n : g;
-}
 
 // The sources' points in the pack of V points from x (in 3D, of row y too: a
 // thread's pack for a whole sweep), a bit each.
@@ -228,8 +234,10 @@ __device__ __forceinline__ Pack<Real> add_sources(Pack<Real> result, unsigned la
 // level whose step is sampled, as it makes it: the block that owns a point
 // (its tile, in the launch's window) writes the level's value into the
 // backend's sample rows, so sample steps end no chunk. The points are sorted
-// (3D: by y, then x; 2D: by x) and a thread finds its own by a binary search
-// once a launch: a thread with none pays one test a level.
+// (3D: by y, then x; 2D: by x), and a thread finds its own by a binary search
+// where it records them; the flag that marks a thread with a source's point
+// marks one with a receiver's too.
+
 // The thread's sample points: [begin, end) of those with x in [x_lo, x_hi)
 // (3D: and in row y).
 template <int D>
@@ -352,7 +360,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
       bool updated = true;
       for (int a = 0; a < D; ++a) {
         const ClusterAxis& axis = geo_.axis[a];
-        const long c = axis.periodic ? ((point.i[a] % axis.n) + axis.n) % axis.n : point.i[a];
+        const long c = axis.periodic ? sample_index(point.i[a], axis.n, true) : point.i[a];
         updated = updated && c >= axis.upd_lo && c < axis.upd_hi;
         entry.i[a] = static_cast<int>(c);
       }

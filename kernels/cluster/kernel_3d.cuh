@@ -11,7 +11,6 @@
 
 namespace heatwave::cuda {
 
-
 // A block owns a tile_x x tile_y column of the grid and streams it along z
 // through a slab of tile_z planes, advancing Steps levels in a pipeline.
 // A thread owns one pack of the block's shared plane, (x, y), at every level
@@ -568,10 +567,10 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
     shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
     if (!this->fits_device(reason)) return false;
+    if constexpr (has_point_form<Eq>)
+      if (this->pointwise_) make_calm_table();
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
-    if constexpr (Eq::coefficients.size() > (Eq::flux_coefficient != nullptr ? 1u : 0u))
-      if (this->pointwise_) make_calm_table();
     const bool clustered = q.blocks() > 1;
     active_clusters_ = with_kernel([&]<int RR, Form F>() {
       for (int s = 1; s <= q.k; ++s) this->allow_shared_memory(kernel_3d<RR, Real, Eq, F>(s, clustered));
@@ -619,7 +618,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
   template <class Fn>
   decltype(auto) with_kernel(Fn&& f) const {
     return with_radius(this->radius_, [&]<int R>() {
-      if constexpr (Eq::coefficients.size() > (Eq::flux_coefficient != nullptr ? 1u : 0u))
+      if constexpr (has_point_form<Eq>)
         if (this->pointwise_) return f.template operator()<R, Form::point>();
       return f.template operator()<R, Form::uniform>();
     });
