@@ -174,7 +174,7 @@ void Receivers<D, Real>::sample(Backend<D, Real>& backend, long step, double tim
   const double t0 = steady_seconds();
   backend.gather(level_, points_, mine.data());
   seconds_ += steady_seconds() - t0;
-  add(step, time, mine);
+  add(step, time, mine.data());
 }
 
 template <int D, class Real>
@@ -194,16 +194,14 @@ void Receivers<D, Real>::collect(Backend<D, Real>& backend) {
   const double t0 = steady_seconds();
   backend.take_samples(steps, values);
   seconds_ += steady_seconds() - t0;
-  const std::size_t n = points_.size();
   for (std::size_t k = 0; k < steps.size(); ++k)
-    add(steps[k], problem_.time_at(steps[k]),
-        std::vector<Real>(values.begin() + static_cast<long>(k * n), values.begin() + static_cast<long>((k + 1) * n)));
+    add(steps[k], problem_.time_at(steps[k]), values.data() + k * points_.size());
 }
 
 template <int D, class Real>
-void Receivers<D, Real>::add(long step, double time, const std::vector<Real>& mine) {
+void Receivers<D, Real>::add(long step, double time, const Real* mine) {
   const double t0 = steady_seconds();
-  std::vector<double> values(mine.begin(), mine.end()), all(rank_ == 0 ? all_slots_.size() : 0);
+  std::vector<double> values(mine, mine + points_.size()), all(rank_ == 0 ? all_slots_.size() : 0);
   check_mpi(MPI_Gatherv(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, all.data(), counts_.data(),
                         displacements_.data(), MPI_DOUBLE, 0, comm_),
             "MPI_Gatherv");
