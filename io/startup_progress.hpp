@@ -10,4 +10,7 @@ namespace heatwave {
 // stays silent). Long start-up stages call it as they go.
 void startup_progress(const std::string& what);
 
+// A debug line (--log-level debug), for units that do not compile spdlog.
+void debug_line(const std::string& what);
+
 }  // namespace heatwave

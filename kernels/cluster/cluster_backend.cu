@@ -206,6 +206,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       // What launch_cluster runs: the launch, then the ghosts of its outputs.
       const double seconds =
           seconds_per_step(steps, [&] { run_cluster(*kernel, steps, {write_box(0)}, fields_.stream()); });
+      debug_line(std::string("autotune: ") + plan.text() + ": " + std::to_string(seconds * 1e3) + " ms a step");
       if (!best || seconds < best->second) best = std::make_pair(plan, seconds);
     }
     // The baseline step kernel, timed alike: the plan to beat.
@@ -216,6 +217,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
         this->finish_step();
       }
     });
+    debug_line("autotune: the baseline step kernel: " + std::to_string(baseline * 1e3) + " ms a step");
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char text[192];
     if (best && best->second < baseline) {

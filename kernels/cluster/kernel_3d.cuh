@@ -4,7 +4,11 @@
 // is LaplacianWeights::start, then add in axis order, and the update the equation's:
 // bitwise equal to the cuda and host backends.
 #include <array>
+#include <cstdint>
+#include <cstring>
+#include <map>
 #include <utility>
+#include <vector>
 
 #pragma once
 #include "kernels/cluster/common.cuh"
@@ -72,69 +76,118 @@ __device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], cons
   }
 }
 
-// Form::point: the updates of the calm points (nothing varies along x there:
-// PointUpdates::calm_lo/hi) by stored (y, z), made once for the kernel
-// object (the coefficients do not change in time): a calm pack loads its
-// plane's update instead of making it from the coefficient views at every
-// level (4 to 7 dependent loads and the update's arithmetic a pack and level).
+// Form::point where no coefficient is read from a file: the update at a
+// point is a function of what each axis contributes there (a layer's value
+// along its axis, an absorbing profile's value), so points group into
+// classes along each axis (the interior one class, each point of an
+// absorbing layer its own, each layer one) and the updates into a table by
+// (z class, y class, x class), made once for the kernel object (the seismic
+// shot's: at most 49 x 49 x 27 entries, 2 MB). A pack looks its points'
+// updates up there, a load a point and plane: where they share an x class
+// (all but the packs in an x absorbing layer) the same entry, an L1 hit.
+// This replaces the coefficient views' 4-7 dependent loads and the update's
+// double arithmetic a point, which made the packs of an x absorbing layer
+// 8x the others' cost and held their blocks' barriers (docs/performance.md).
+// An entry is padded to 16 bytes: the factors a step takes (the update's
+// first fields) come in one vector load.
 template <class Update>
-struct CalmUpdates3D {
-  const Update* at = nullptr;  // [(z - z_lo) * ny + (y - y_lo)]
-  int y_lo = 0, z_lo = 0, ny = 0;
+struct alignas(16) UpdateEntry {
+  Update update;
 };
+template <class Update>
+struct UpdateClasses3D {
+  const UpdateEntry<Update>* at = nullptr;  // [z_offset[gz - lo[2]] + y_offset[gy - lo[1]] + x_class[gx - lo[0]]]
+  const int* x_class = nullptr;
+  const int* y_offset = nullptr;  // y's class * x classes
+  const int* z_offset = nullptr;  // z's class * y classes * x classes
+  int lo[3] = {0, 0, 0};          // the stored coordinates' first along each axis
+  static constexpr int max_x_classes = 256;  // a pack's x classes are a byte each
+};
+// The table's entry (xc, yc, zc): the update at a point of each class (`rep`: one point a class).
 template <class Real, class Eq>
 __global__ void __launch_bounds__(256)
-    make_calm_updates_3d(typename Eq::template Update<Real>* table, const PointUpdates<3, Real, Eq> updates,
-                         const CalmUpdates3D<typename Eq::template Update<Real>> calm, int nz) {
-  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < static_cast<long>(nz) * calm.ny;
+    make_update_classes_3d(UpdateEntry<typename Eq::template Update<Real>>* table,
+                           const PointUpdates<3, Real, Eq> updates, const int* x_rep, const int* y_rep,
+                           const int* z_rep, int nx, int ny, long entries) {
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < entries;
        k += static_cast<long>(gridDim.x) * blockDim.x) {
-    const long y = calm.y_lo + k % calm.ny, z = calm.z_lo + k / calm.ny;
-    table[k] = updates.at(updates.row(Index<3>{0, y, z}), 0, updates.calm_lo);
+    const long x = x_rep[k % nx], y = y_rep[k / nx % ny], z = z_rep[k / (static_cast<long>(nx) * ny)];
+    table[k].update = updates.at(updates.row(Index<3>{x, y, z}), 0, x);
+  }
+}
+// What each stored coordinate c = lo + k of an axis contributes to the
+// coefficients (a layer's value where they are layered along the axis, its
+// absorbing profile's value): the key of its class, `count` x 2 values.
+template <class Real, class Eq>
+__global__ void __launch_bounds__(256)
+    axis_contributions_3d(double* keys, const PointUpdates<3, Real, Eq> updates, int axis, int lo, int n) {
+  constexpr int count = PointUpdates<3, Real, Eq>::count;
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+#pragma unroll
+    for (int m = 0; m < count; ++m) {
+      const CoefficientView<Real>& v = updates.k[m];
+      const long along = lo + k - v.lo[axis];
+      keys[(k * count + m) * 2] = v.layer && v.axis == axis ? v.layer[along] : 0.0;
+      keys[(k * count + m) * 2 + 1] = v.profile[axis] ? v.profile[axis][along] : 0.0;
+    }
   }
 }
 
 // Form::point: a thread's pack column (x, y fixed for the sweep), its
-// updates plane by plane. Where the pack is calm its points share the
-// plane's update of the calm table; elsewhere each point's is made from the
-// coefficient views. Coordinates past the stored points are wrapped or
-// clamped (stored_coordinate).
+// updates plane by plane: from the classes' table where there is one, else
+// (a coefficient from a file) each point's from the coefficient views.
+// Coordinates past the stored points are wrapped or clamped (stored_coordinate).
 template <class Real, class Eq>
 struct PointColumn3D {
   using Update = typename Eq::template Update<Real>;
   using Updates = PointUpdates<3, Real, Eq>;
-  bool calm = false;
-  int gy = 0;       // the column's stored y
-  long column = 0;  // the global offset of its point x = 0 at z = 0
+  using Classes = UpdateClasses3D<Update>;
+  static constexpr int V = Pack<Real>::width;
+  // With the table (else null): its entries for the column's y, the lanes' x classes (a byte each).
+  const UpdateEntry<Update>* row = nullptr;
+  unsigned x_classes = 0;
+  bool x_same = true;  // the lanes share their x class
   PointColumn3D() = default;
-  __device__ PointColumn3D(const Updates& updates, const ClusterGeometry<3>& geo, int x, int y) {
-    const ClusterAxis& ax = geo.axis[0];
-    calm = x >= updates.calm_lo && x + Pack<Real>::width <= updates.calm_hi &&
-           (!ax.periodic || (x >= 0 && x + Pack<Real>::width <= ax.n));
-    gy = stored_coordinate(geo.axis[1], y);
-    column = geo.lead + (gy + geo.halo) * geo.stride[1] + geo.halo * geo.stride[2];
+  __device__ PointColumn3D(const Classes& table, const ClusterGeometry<3>& geo, int x, int y) {
+    if (!table.at) return;
+    row = table.at + table.y_offset[stored_coordinate(geo.axis[1], y) - table.lo[1]];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const unsigned c = table.x_class[stored_coordinate(geo.axis[0], x + v) - table.lo[0]];
+      x_classes |= c << (8 * v);
+      x_same = x_same && c == (x_classes & 255u);
+    }
   }
-  // Plane p's part of the points' updates: where calm, its update; else its row views.
+  // Plane p's part of the points' updates.
   struct Plane {
-    typename Updates::Row row;
-    Update calm_update;
-    long offset;  // the global offset of the plane's point x = 0 in the column
+    const UpdateEntry<Update>* entries;  // the table's for (p, y)
+    Update first;                        // lane 0's
+    typename Updates::Row row;           // no table: the row's views
+    long offset;                         // no table: the global offset of the plane's point x = 0
   };
-  __device__ Plane plane(const Updates& updates, const CalmUpdates3D<Update>& table, const ClusterGeometry<3>& geo,
+  template <bool Table>
+  __device__ Plane plane(const Updates& updates, const Classes& table, const ClusterGeometry<3>& geo, int y,
                          int p) const {
     Plane q;
     const int gz = stored_coordinate(geo.axis[2], p);
-    if (calm) {
-      q.calm_update = table.at[(gz - table.z_lo) * table.ny + (gy - table.y_lo)];
+    if (Table || row) {
+      q.entries = row + table.z_offset[gz - table.lo[2]];
+      q.first = q.entries[x_classes & 255u].update;
       return q;
     }
+    const int gy = stored_coordinate(geo.axis[1], y);
     q.row = updates.row(Index<3>{0, gy, gz});
-    q.offset = column + gz * geo.stride[2];
+    q.offset = geo.lead + (gy + geo.halo) * geo.stride[1] + (gz + geo.halo) * geo.stride[2];
     return q;
   }
-  // The update of the pack's point at x.
-  __device__ Update at(const Updates& updates, const ClusterGeometry<3>& geo, const Plane& q, int x) const {
-    if (calm) return q.calm_update;
-    const int gx = stored_coordinate(geo.axis[0], x);
+  // The update of lane v's point (x: the pack's first).
+  template <bool Table>
+  __device__ Update at(const Updates& updates, const ClusterGeometry<3>& geo, const Plane& q, int x, int v) const {
+    // Steady: a load a lane (choosing lane 0's entry by x_same costs
+    // selects in every pack: the shot 3% slower).
+    if (Table) return v == 0 ? q.first : q.entries[x_classes >> (8 * v) & 255u].update;
+    if (row) return v == 0 || x_same ? q.first : q.entries[x_classes >> (8 * v) & 255u].update;
+    const int gx = stored_coordinate(geo.axis[0], x + v);
     return updates.at(q.row, q.offset + gx, gx);
   }
 };
@@ -146,7 +199,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
                       const LaplacianWeights<3, R, Real> lap, const typename Eq::template Update<Real> up,
                       int /* steps: Steps */, const bool start, const PointUpdates<3, Real, Eq> updates,
                       const ClusterSources<Real> sources, const ClusterSamples<Real> samples,
-                      const CalmUpdates3D<typename Eq::template Update<Real>> calm) {
+                      const UpdateClasses3D<typename Eq::template Update<Real>> classes) {
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, reach = Steps * R;
@@ -169,7 +222,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   const int x = xbase + static_cast<int>(threadIdx.x) * V, y = ybase + static_cast<int>(threadIdx.y);
   const int own = plane_tile.at(x, y);  // the thread's pack in a shared plane
   [[maybe_unused]] PointColumn3D<Real, Eq> point;
-  if constexpr (F == Form::point) point = PointColumn3D<Real, Eq>(updates, geo, x, y);
+  if constexpr (F == Form::point) point = PointColumn3D<Real, Eq>(classes, geo, x, y);
   // The thread's pack in level 0's slot 0, as a shared address the compiler
   // must keep: it would otherwise recompute it (and the block's shared
   // window) at every level. Its planes are plane strides PS from it.
@@ -298,6 +351,11 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     own_samples(begin, end);
     eventful = eventful || end > begin;
   }
+  // Threads that take the steady iterations' lean path: not eventful, and
+  // with Form::point, their updates from the classes' table (without one,
+  // each point's is made from the coefficient views: the general path's).
+  bool steady_thread = !eventful;
+  if constexpr (F == Form::point) steady_thread = steady_thread && classes.at;
 
   // Two levels at radius 1: each level's last three planes at the thread's
   // pack, in registers: the z neighbours of the next level's stencil and
@@ -426,14 +484,15 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             else
               result = load_pack(own_pack(t >= 2 ? t - 2 : 0, q));
           }
+          // Form::point: the plane's updates (steady threads: from the table).
           [[maybe_unused]] typename PointColumn3D<Real, Eq>::Plane point_plane;
-          if constexpr (F == Form::point) point_plane = point.plane(updates, calm, geo, p);
+          if constexpr (F == Form::point) point_plane = point.template plane<Steady>(updates, classes, geo, y, p);
 #pragma unroll
           for (int v = 0; v < V; ++v) {
             const Real centre = mid.v[v];
             const typename Eq::template Update<Real> at = [&] {
               if constexpr (F == Form::point)
-                return point.at(updates, geo, point_plane, x + v);
+                return point.template at<Steady>(updates, geo, point_plane, x, v);
               else
                 return up;
             }();
@@ -505,7 +564,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           if (t < Steps) push(window[t], result);
       }
     };
-    if (!eventful && i >= steady_first && i < steady_last)
+    if (steady_thread && i >= steady_first && i < steady_last)
       levels.template operator()<true>();
     else
       levels.template operator()<false>();
@@ -519,7 +578,7 @@ template <int R, class Real, class Eq>
 using Kernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
                           typename Eq::template Update<Real>, int, bool, PointUpdates<3, Real, Eq>,
                           ClusterSources<Real>, ClusterSamples<Real>,
-                          CalmUpdates3D<typename Eq::template Update<Real>>);
+                          UpdateClasses3D<typename Eq::template Update<Real>>);
 template <int R, class Real, class Eq, bool Clustered, Form F, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
   return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F>...};
@@ -568,7 +627,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
     if (!this->fits_device(reason)) return false;
     if constexpr (has_point_form<Eq>)
-      if (this->pointwise_) make_calm_table();
+      if (this->pointwise_) make_update_classes();
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
     const bool clustered = q.blocks() > 1;
@@ -588,29 +647,68 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     with_kernel([&]<int R, Form F>() {
       HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
                                  out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start, this->point_,
-                                 sources, samples, calm_));
+                                 sources, samples, classes_));
     });
     HW_CUDA(cudaGetLastError());
   }
 
  private:
-  // Form::point: the calm updates over the stored (y, z) (CalmUpdates3D).
-  void make_calm_table() {
-    if (this->point_.calm_lo >= this->point_.calm_hi) return;
-    const ClusterAxis &ay = geo_.axis[1], &az = geo_.axis[2];
-    calm_.y_lo = ay.periodic ? 0 : ay.load_lo, calm_.z_lo = az.periodic ? 0 : az.load_lo;
-    calm_.ny = (ay.periodic ? ay.n : ay.load_hi) - calm_.y_lo;
-    const int nz = (az.periodic ? az.n : az.load_hi) - calm_.z_lo;
-    calm_table_.allocate(static_cast<std::size_t>(nz) * calm_.ny);
-    const long blocks = std::min<long>((static_cast<long>(nz) * calm_.ny + 255) / 256, 4096);
-    make_calm_updates_3d<Real, Eq><<<static_cast<unsigned>(blocks), 256>>>(calm_table_.get(), this->point_, calm_, nz);
+  // Form::point: the classes of the stored points along each axis and the
+  // table of their updates (UpdateClasses3D), where no coefficient is read
+  // from a file and the classes fit (x's in a byte, the table in max_entries).
+  void make_update_classes() {
+    using Update = typename Eq::template Update<Real>;
+    constexpr int count = PointUpdates<3, Real, Eq>::count;
+    constexpr long max_entries = 1L << 20;  // 32 MB of fp32 damped-wave updates
+    for (int m = 0; m < count; ++m)
+      if (this->point_.k[m].field) return;
+    std::array<std::vector<int>, 3> cls, reps;  // each stored coordinate's class; a point of each class
+    for (int a = 0; a < 3; ++a) {
+      const ClusterAxis& axis = geo_.axis[a];
+      classes_.lo[a] = axis.periodic ? 0 : axis.load_lo;
+      const int n = (axis.periodic ? axis.n : axis.load_hi) - classes_.lo[a];
+      DeviceBuffer<double> keys;
+      keys.allocate(static_cast<std::size_t>(n) * count * 2);
+      axis_contributions_3d<Real, Eq><<<(n + 255) / 256, 256>>>(keys.get(), this->point_, a, classes_.lo[a], n);
+      HW_CUDA(cudaGetLastError());
+      std::vector<double> host(static_cast<std::size_t>(n) * count * 2);
+      HW_CUDA(cudaMemcpy(host.data(), keys.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+      // Classes by the keys' bits (the update is made from exactly these values).
+      std::map<std::vector<std::uint64_t>, int> seen;
+      for (int k = 0; k < n; ++k) {
+        std::vector<std::uint64_t> key(count * 2);
+        std::memcpy(key.data(), host.data() + static_cast<std::size_t>(k) * count * 2, key.size() * sizeof(double));
+        const auto [it, added] = seen.emplace(std::move(key), static_cast<int>(reps[a].size()));
+        if (added) reps[a].push_back(classes_.lo[a] + k);
+        cls[a].push_back(it->second);
+      }
+    }
+    const long nx = static_cast<long>(reps[0].size()), ny = static_cast<long>(reps[1].size());
+    const long entries = nx * ny * static_cast<long>(reps[2].size());
+    if (nx > UpdateClasses3D<Update>::max_x_classes || entries > max_entries) return;
+    for (int& c : cls[1]) c = static_cast<int>(c * nx);
+    for (int& c : cls[2]) c = static_cast<int>(c * nx * ny);
+    for (int a = 0; a < 3; ++a) {
+      class_maps_[a].allocate(cls[a].size());
+      class_reps_[a].allocate(reps[a].size());
+      HW_CUDA(cudaMemcpy(class_maps_[a].get(), cls[a].data(), cls[a].size() * sizeof(int), cudaMemcpyHostToDevice));
+      HW_CUDA(cudaMemcpy(class_reps_[a].get(), reps[a].data(), reps[a].size() * sizeof(int), cudaMemcpyHostToDevice));
+    }
+    class_table_.allocate(static_cast<std::size_t>(entries));
+    const long blocks = std::min<long>((entries + 255) / 256, 4096);
+    make_update_classes_3d<Real, Eq><<<static_cast<unsigned>(blocks), 256>>>(
+        class_table_.get(), this->point_, class_reps_[0].get(), class_reps_[1].get(), class_reps_[2].get(),
+        static_cast<int>(nx), static_cast<int>(ny), entries);
     HW_CUDA(cudaGetLastError());
     HW_CUDA(cudaDeviceSynchronize());
-    calm_.at = calm_table_.get();
+    classes_.at = class_table_.get();
+    classes_.x_class = class_maps_[0].get(), classes_.y_offset = class_maps_[1].get();
+    classes_.z_offset = class_maps_[2].get();
   }
 
-  DeviceBuffer<typename Eq::template Update<Real>> calm_table_;
-  CalmUpdates3D<typename Eq::template Update<Real>> calm_;
+  DeviceBuffer<UpdateEntry<typename Eq::template Update<Real>>> class_table_;
+  std::array<DeviceBuffer<int>, 3> class_maps_, class_reps_;
+  UpdateClasses3D<typename Eq::template Update<Real>> classes_;
 
   // f.template operator()<R, Form>() for the case's radius and form (point
   // updates made only for an equation with a coefficient other than the flux

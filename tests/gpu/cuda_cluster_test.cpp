@@ -185,11 +185,12 @@ TEST(GpuCluster, WaveMedia2D) {
 }
 
 // The waves' coefficients in 3D (Form::point: a thread's pack column, its
-// updates plane by plane): c in layers along x (updates that differ within a
-// pack) and along z, the damped wave's gamma in layers, and absorbing faces
-// (profiles along x, y and z, calm packs between them; the seismic shot's
-// faces: a free surface at z_high); one block and clusters of blocks, deep
-// pipelines.
+// updates plane by plane from the classes' table): c in layers along x
+// (updates that differ within a pack) and along z, the damped wave's gamma
+// in layers, and absorbing faces (profiles along x, y and z; the seismic
+// shot's faces: a free surface at z_high); one block and clusters of blocks,
+// deep pipelines; and more x classes than the table takes (each point's
+// update made from the coefficient views).
 TEST(GpuCluster, WaveMedia3D) {
   const char* media_plans[] = {nullptr, "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1", "1,1,8,16,4,1,1"};
   for (const char* axis : {"x", "z"}) {
@@ -210,6 +211,19 @@ TEST(GpuCluster, WaveMedia3D) {
       check_cluster<float, 3>("wave", r, "[19, 13, 11]", 7, 2, plan, "", absorbing);
       check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan, "", absorbing);
     }
+  // More x classes than the table takes (a layer of c at nearly every x):
+  // each point's update made from the coefficient views.
+  std::string interfaces, values = "1.0";
+  for (int i = 1; i < 280; ++i) {
+    interfaces += fmt::format("{}{}", i > 1 ? ", " : "", (i + 0.5) / 300.0);
+    values += fmt::format(", {}", 1.0 + 0.001 * i);
+  }
+  const std::string many = fmt::format(
+      "material: {{c: {{type: layers, axis: x, interfaces: [{}], values: [{}]}}}}\n", interfaces, values);
+  for (const char* plan : {"1,1,32,8,8,3,1", "2,1,32,8,8,2,1"}) {
+    check_cluster<float, 3>("wave", 1, "[301, 9, 10]", 5, 2, plan, many);
+    check_cluster<float, 3>("damped_wave", 2, "[301, 9, 10]", 5, 2, plan, many);
+  }
 }
 
 // Point sources inside the k-step pipeline: added at each level a launch
