@@ -1,5 +1,5 @@
 # Sourced by the scripts that run on a GPU machine (gpu-shot.sh,
-# gpu-pipeline.sh): `log` into $out/summary.txt, mpirun as root, nvcc, the
+# gpu-pipeline.sh, gpu-profile.sh): `log` into $out/summary.txt, mpirun as root, nvcc, the
 # Python wheels carried in .whl (h5py for the golden hashes), the card's name.
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -9,3 +9,22 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     export PYTHONPATH=/tmp/site
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$out/summary.txt"
+
+# The seismic shot (configs/examples/seismic3d.yaml at 801 x 801 x 401, outputs
+# off) and its grid plain (constant c, no source or receivers, Dirichlet
+# faces, a random start) for STEPS steps: DIR/shot.yaml and DIR/plain.yaml.
+#   shot_configs DIR STEPS
+shot_configs() {
+  sed -e 's/points: \[401, 401, 201\]/points: [801, 801, 401]/' -e "s/time: {dt: auto, t_end: 1.2}/time: {dt: auto, steps: $2}/" \
+    -e 's/^output: .*$//' configs/examples/seismic3d.yaml >"$1/shot.yaml"
+  cat >"$1/plain.yaml" <<YAML
+equation: wave
+precision: float32
+grid: {points: [801, 801, 401], length: [2.0, 2.0, 1.0]}
+c: 3.0
+time: {dt: auto, steps: $2}
+boundary: {default: {type: dirichlet, value: 0.0}}
+initial: {type: random, seed: 3}
+diagnostics: {every: 200}
+YAML
+}

@@ -35,18 +35,7 @@ fi
 
 if [[ $steps == *shot* ]]; then
   work=/tmp/shot && rm -rf $work && mkdir -p $work
-  sed -e 's/points: \[401, 401, 201\]/points: [801, 801, 401]/' -e 's/time: {dt: auto, t_end: 1.2}/time: {dt: auto, steps: 600}/' \
-    -e 's/^output: .*$//' configs/examples/seismic3d.yaml >$work/shot.yaml
-  cat >$work/plain.yaml <<YAML
-equation: wave
-precision: float32
-grid: {points: [801, 801, 401], length: [2.0, 2.0, 1.0]}
-c: 3.0
-time: {dt: auto, steps: 600}
-boundary: {default: {type: dirichlet, value: 0.0}}
-initial: {type: random, seed: 3}
-diagnostics: {every: 200}
-YAML
+  shot_configs $work 600
   for name in shot plain; do
     for backend in ${HEATWAVE_SHOT_BACKENDS:-cuda}; do
       log "heatwave run $name.yaml --backend $backend"
