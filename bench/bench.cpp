@@ -1,5 +1,7 @@
 #include "bench/bench.hpp"
 
+#include <unistd.h>
+
 #ifdef __SSE2__
 #include <immintrin.h>
 #endif
@@ -18,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <vector>
 
 #include "build_info.hpp"
@@ -54,7 +57,7 @@ cases:
     grid: [[2048, 2048], [128, 128, 128]]
 )";
 
-constexpr const char* media_kinds[] = {"constant", "layers", "file", "absorbing", "source", "shot"};
+constexpr const char* media_kinds[] = {"constant", "layers", "file", "absorbing", "source", "receivers", "shot"};
 
 // A file of two materials for the `file` media: 2 in a disk of radius L/4 at
 // the centre, 1 elsewhere (in a temporary folder, made once a grid).
@@ -83,13 +86,21 @@ std::string two_materials_file(const std::vector<long>& grid) {
   return path;
 }
 
+// Where a case's receivers write (one file a process, removed after each case).
+std::string receivers_file() {
+  return (std::filesystem::temp_directory_path() / ("heatwave-bench-receivers-" + std::to_string(getpid()) + ".h5"))
+      .string();
+}
+
 // A benchmark case: homogeneous Dirichlet, fresh random data, dt: auto.
 // media: constant; layers (the equation's first coefficient in two layers
 // along y); file (the first coefficient from a file of two materials, a
 // disk in a field); absorbing (the wave equations: every face absorbing, 24
-// points wide); source (a Ricker point source near the top face); shot (the
-// wave equations: c in three layers along the last axis, absorbing faces but
-// a free surface on top, the source under it: the seismic example's shape).
+// points wide); source (a Ricker point source near the top face); receivers
+// (91 on a line along x on the top face, every 2 steps, written to a file in
+// the temporary folder that the case removes); shot (the wave equations: c
+// in three layers along the last axis, absorbing faces but a free surface on
+// top, the source under it, the receivers on it: the seismic example's shape).
 Config case_config(const std::string& backend, const std::string& equation, const std::string& precision, int radius,
                    const std::vector<long>& grid, const std::string& media, int seed) {
   std::string points;
@@ -109,6 +120,11 @@ Config case_config(const std::string& backend, const std::string& equation, cons
     extra = fmt::format(
         "sources: [{{type: point, position: [{}], amplitude: 1.0, time: {{type: ricker, frequency: 15.0}}}}]\n", top);
   }
+  if (media == "receivers" || media == "shot") {  // the example's line: along x on the top face
+    const std::string from = grid.size() == 3 ? "0.05, 0.5, 1.0" : "0.05, 1.0", to = grid.size() == 3 ? "0.95, 0.5, 1.0" : "0.95, 1.0";
+    extra += fmt::format("receivers: {{every: 2, file: {}, lines: [{{from: [{}], to: [{}], count: 91}}]}}\n",
+                         receivers_file(), from, to);
+  }
   if (media == "shot") {
     const char axis = "xyz"[grid.size() - 1];
     extra += fmt::format(
@@ -126,6 +142,7 @@ Config case_config(const std::string& backend, const std::string& equation, cons
 // The media a case row names.
 std::string media_name(const Config& c) {
   if (!c.sources.empty()) return c.material.empty() ? "source" : "shot";
+  if (c.run.receivers.any()) return "receivers";
   if (c.material.empty()) return c.boundary[0][0].absorbing > 0 ? "absorbing" : "constant";
   return c.material.begin()->second.type == MediumType::file ? "file" : "layers";
 }
@@ -168,7 +185,7 @@ Suite load_suite(const std::string& text, const std::string& source) {
     if (c.has("media")) media = c.list<std::string>("media");
     for (const auto& m : media)
       if (std::find(std::begin(media_kinds), std::end(media_kinds), m) == std::end(media_kinds))
-        c.invalid("media", "entries must be constant, layers, file, absorbing, source or shot, not '" + m + "'");
+        c.invalid("media", "entries must be constant, layers, file, absorbing, source, receivers or shot, not '" + m + "'");
     for (const auto& e : equations)
       for (const char* wave_only : {"shot", "absorbing"})
         if (std::find(media.begin(), media.end(), wave_only) != media.end() && e == "heat")
@@ -265,11 +282,11 @@ Row time_case(const Config& c, const Suite& s) {
   run.steps = s.warmup_steps + static_cast<long>(s.repeats) * s.steps;
   Simulation<D, Real> sim(run);
   const Problem& p = sim.problem();
-  sim.advance(s.warmup_steps);
+  sim.advance_with_receivers(s.warmup_steps);
   std::vector<double> seconds;
   for (int r = 0; r < s.repeats; ++r) {
     sim.backend().start_timer();
-    sim.advance(s.steps);
+    sim.advance_with_receivers(s.steps);
     seconds.push_back(sim.backend().stop_timer() / s.steps);
   }
   const FieldSummary f = sim.diagnose();
@@ -342,7 +359,10 @@ int run(const Options& o) {
       ++skipped;
       continue;
     }
+    std::error_code ignored;  // a case's receivers file is the bench's own: none before it, none left after
+    if (c.run.receivers.any()) std::filesystem::remove(c.run.receivers.file, ignored);
     Row row = time_any(c, suite);
+    if (c.run.receivers.any()) std::filesystem::remove(c.run.receivers.file, ignored);
     row.roofline = row.backend == "host" ? host_copy : device_copy;
     spdlog::info("{} {} {}D {} r{} {}: {:.2f} Gcells/s, {:.0f} GB/s, {:.1f}% of roofline", row.backend,
                  to_string(c.equation), c.dims, to_string(c.precision), c.radius,

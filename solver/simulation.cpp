@@ -142,6 +142,23 @@ void Simulation<D, Real>::advance(long steps) {
 }
 
 template <int D, class Real>
+void Simulation<D, Real>::advance_chunk(long until) {
+  const long every = receivers_.active() ? receivers_.every() : 0;
+  if (every > 0 && !receivers_.recorded()) until = std::min(until, (step() / every + 1) * every);
+  advance(next_chunk(until));
+  if (receivers_.recorded())
+    receivers_.collect(backend());
+  else if (every > 0 && step() % every == 0)
+    receivers_.sample(backend(), step(), problem_.time_at(step()));
+}
+
+template <int D, class Real>
+void Simulation<D, Real>::advance_with_receivers(long steps) {
+  const long until = step() + steps;
+  while (step() < until) advance_chunk(until);
+}
+
+template <int D, class Real>
 void Simulation<D, Real>::advance_overlapped(int k) {
   if (backend().splits_chunks()) {
     // The inner launch is queued apart from the exchange's stream: the GPU
@@ -238,19 +255,13 @@ RunMetrics Simulation<D, Real>::run(const RunControl& control) {
   const long sample_every = receivers_.active() ? receivers_.every() : 0;
   // A restart's own step was sampled before its checkpoint was written.
   if (restored_from_.empty() && due(sample_every)) receivers_.sample(backend(), step(), problem_.time_at(step()));
-  // Samples end chunks unless the backend records them as it makes the levels.
-  const long chunk_sample_every = receivers_.recorded() ? 0 : sample_every;
   while (step() < total_steps) {
     // One exchange chunk at a time, so that progress lines, checkpoints,
     // outputs and receiver samples come on time.
     long until = total_steps;
-    for (long every : {settings.diagnostics_every, checkpoint.every, settings.output.every, chunk_sample_every})
+    for (long every : {settings.diagnostics_every, checkpoint.every, settings.output.every})
       if (every > 0) until = std::min(until, (step() / every + 1) * every);
-    advance(next_chunk(until));
-    if (receivers_.recorded())
-      receivers_.collect(backend());
-    else if (due(sample_every))
-      receivers_.sample(backend(), step(), problem_.time_at(step()));
+    advance_chunk(until);
     if (due(settings.diagnostics_every) && step() < total_steps) {
       FieldSummary f = diagnose();
       log_diagnostics(f);

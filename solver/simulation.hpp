@@ -49,6 +49,10 @@ class Simulation {
 
   // Advance `steps` steps, exchanging halos as needed (no logging).
   void advance(long steps);
+  // The same with the receivers sampled as run() samples them (chunks end
+  // where they sample, unless the backend records them as it goes): what a
+  // benchmark of a case with receivers times.
+  void advance_with_receivers(long steps);
   // Diagnostics of the current state, reduced over all ranks.
   FieldSummary diagnose();
   // The global field of a level on rank 0, x fastest (empty on other ranks).
@@ -85,6 +89,9 @@ class Simulation {
   // halos, for any k. Either way the faces sent are the state the previous
   // chunk left, and the boundary work after the wait is all that waits for the network.
   void advance_overlapped(int k);
+  // One chunk towards step `until` (ending where the receivers sample,
+  // unless the backend records them), then the receivers' samples it made.
+  void advance_chunk(long until);
 
   Config config_;
   RunClaims claims_;  // what this run writes, locked before any work

@@ -44,13 +44,17 @@ steps: 2
 copy_bytes: 8388608
 cases:
   - {backend: [host], equation: [wave], precision: [float32], radius: [1], grid: [[96, 96]],
-     media: [constant, layers, file, absorbing, source, shot]}
+     media: [constant, layers, file, absorbing, source, receivers, shot]}
 YAML
-"$heatwave" bench media.yaml --json media.json >media.txt 2>&1
+# (receivers: sampled as a run samples them, into a file of the temporary
+# folder that each case removes)
+mkdir tmp
+TMPDIR=$work/tmp "$heatwave" bench media.yaml --json media.json >media.txt 2>&1
 /usr/bin/python3 -c "
 import json; b = json.load(open('media.json'))
 names = [c['media'] for c in b['cases']]
-assert names == ['constant', 'layers', 'file', 'absorbing', 'source', 'shot'], names"
+assert names == ['constant', 'layers', 'file', 'absorbing', 'source', 'receivers', 'shot'], names"
+[[ -z $(ls tmp | grep receivers) ]]
 printf 'cases:\n  - {backend: [host], equation: [heat], precision: [float32], radius: [1], grid: [[64, 64]], media: [absorbing]}\n' >heat.yaml
 set +e
 "$heatwave" bench heat.yaml >heat.txt 2>&1

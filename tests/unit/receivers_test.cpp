@@ -17,6 +17,7 @@
 #include "kernels/host/host_backend.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/receivers.hpp"
+#include "solver/simulation.hpp"
 #include "tests/support.hpp"
 
 namespace heatwave {
@@ -127,6 +128,34 @@ TEST(UnitReceivers, RecordedSamplesMakeTheFileSampledBetweenSteps) {
     for (double v : x.traces) largest = std::max(largest, std::abs(v));
     EXPECT_GT(largest, 0) << field << ": the pulse never reached a receiver";
   }
+  std::filesystem::remove_all(dir);
+}
+
+// What a benchmark of a case with receivers times
+// (Simulation::advance_with_receivers): the samples that run() takes, in
+// pieces of any length (here 10, 17 and 13 steps), but for run()'s sample of
+// step 0.
+TEST(UnitReceivers, AdvancingWithReceiversSamplesAsARunDoes) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "heatwave-advance-receivers-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string ran = (dir / "ran.h5").string(), advanced = (dir / "advanced.h5").string();
+  const std::string checkpoints = fmt::format("checkpoint: {{dir: {}}}\n", (dir / "checkpoints").string());
+  {
+    Simulation<2, double> run(test::config_from(shot_yaml(ran, "u") + checkpoints), MPI_COMM_SELF);
+    run.run();
+  }
+  {
+    Simulation<2, double> pieces(test::config_from(shot_yaml(advanced, "u") + checkpoints), MPI_COMM_SELF);
+    for (long steps : {10, 17, 13}) pieces.advance_with_receivers(steps);
+    pieces.write_checkpoint();  // the samples go to the file first
+  }
+  const hdf5::Traces x = hdf5::read_traces(ran), y = hdf5::read_traces(advanced);
+  ASSERT_EQ(x.samples, 14u);  // steps 0, 3, ..., 39
+  ASSERT_EQ(y.samples, 13u);  // steps 3, ..., 39
+  const std::size_t r = x.receivers;
+  EXPECT_EQ(std::vector<long long>(x.step.begin() + 1, x.step.end()), y.step);
+  EXPECT_EQ(std::vector<double>(x.traces.begin() + static_cast<long>(r), x.traces.end()), y.traces);  // bitwise
   std::filesystem::remove_all(dir);
 }
 
