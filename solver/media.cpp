@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -244,6 +246,20 @@ void check_source_file(const std::string& config, std::size_t index, const Sourc
     throw Error(ExitCode::invalid_value,
                 fmt::format("{}: dataset '{}' of {} holds {} at {}: a source must be finite", what, source.dataset,
                             source.path, s.nonfinite, point_name(s.nonfinite_at, points, dims)));
+}
+
+AxisClasses axis_classes(const std::vector<double>& keys, int width, long lo) {
+  AxisClasses classes;
+  std::map<std::vector<std::uint64_t>, int> seen;
+  const std::size_t n = keys.size() / static_cast<std::size_t>(width);
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<std::uint64_t> bits(static_cast<std::size_t>(width));
+    std::memcpy(bits.data(), keys.data() + k * width, bits.size() * sizeof(double));
+    const auto [it, added] = seen.emplace(std::move(bits), static_cast<int>(classes.first.size()));
+    if (added) classes.first.push_back(lo + static_cast<long>(k));
+    classes.of.push_back(it->second);
+  }
+  return classes;
 }
 
 bool has_absorbing_faces(const Problem& p) {

@@ -206,7 +206,33 @@ struct PointUpdates {
     return Update::at_point(v, dt);
   }
   HW_HD Update at(long p, const Index<D>& i) const { return at(row(i), p, i[0]); }
+
+  // What coordinate c along `axis` contributes to the coefficients: for
+  // each, a layer's value where it is layered along the axis and its
+  // absorbing profile's value there (0 where none). Without a file's field,
+  // the update at a point is a function of these along each axis, so points
+  // with the same contributions share it (axis_classes; the 3D cluster
+  // kernels' table of updates by class).
+  static constexpr int contributions = 2 * count;
+  HW_HD void axis_contributions(int axis, long c, double* key) const {
+    for (int n = 0; n < count; ++n) {
+      const CoefficientView<Real>& v = k[n];
+      const long along = c - v.lo[axis];
+      key[2 * n] = v.layer && v.axis == axis ? v.layer[along] : 0.0;
+      key[2 * n + 1] = v.profile[axis] ? v.profile[axis][along] : 0.0;
+    }
+  }
 };
+
+// The coordinates lo, lo + 1, ... of an axis grouped by their contributions
+// (`width` values a coordinate in `keys`, PointUpdates::axis_contributions),
+// compared by their bits: each coordinate's class, and the first coordinate
+// of each class.
+struct AxisClasses {
+  std::vector<int> of;
+  std::vector<long> first;
+};
+AxisClasses axis_classes(const std::vector<double>& keys, int width, long lo);
 
 // The wave energy's kinetic weight (c_max / c)^2 at a point where c varies (1 elsewhere).
 template <class Real>

@@ -4,9 +4,6 @@
 // is LaplacianWeights::start, then add in axis order, and the update the equation's:
 // bitwise equal to the cuda and host backends.
 #include <array>
-#include <cstdint>
-#include <cstring>
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -115,22 +112,14 @@ __global__ void __launch_bounds__(256)
     table[k].update = updates.at(updates.row(Index<3>{x, y, z}), 0, x);
   }
 }
-// What each stored coordinate c = lo + k of an axis contributes to the
-// coefficients (a layer's value where they are layered along the axis, its
-// absorbing profile's value): the key of its class, `count` x 2 values.
+// What each stored coordinate lo + k of an axis contributes to the
+// coefficients (PointUpdates::axis_contributions): the keys of its class.
 template <class Real, class Eq>
 __global__ void __launch_bounds__(256)
     axis_contributions_3d(double* keys, const PointUpdates<3, Real, Eq> updates, int axis, int lo, int n) {
-  constexpr int count = PointUpdates<3, Real, Eq>::count;
-  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
-#pragma unroll
-    for (int m = 0; m < count; ++m) {
-      const CoefficientView<Real>& v = updates.k[m];
-      const long along = lo + k - v.lo[axis];
-      keys[(k * count + m) * 2] = v.layer && v.axis == axis ? v.layer[along] : 0.0;
-      keys[(k * count + m) * 2 + 1] = v.profile[axis] ? v.profile[axis][along] : 0.0;
-    }
-  }
+  constexpr int width = PointUpdates<3, Real, Eq>::contributions;
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x)
+    updates.axis_contributions(axis, lo + k, keys + static_cast<long>(k) * width);
 }
 
 // Form::point: a thread's pack column (x, y fixed for the sweep), its
@@ -658,30 +647,24 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
   // from a file and the classes fit (x's in a byte, the table in max_entries).
   void make_update_classes() {
     using Update = typename Eq::template Update<Real>;
-    constexpr int count = PointUpdates<3, Real, Eq>::count;
+    constexpr int width = PointUpdates<3, Real, Eq>::contributions;
     constexpr long max_entries = 1L << 20;  // 32 MB of fp32 damped-wave updates
-    for (int m = 0; m < count; ++m)
-      if (this->point_.k[m].field) return;
+    for (const CoefficientView<Real>& view : this->point_.k)
+      if (view.field) return;
     std::array<std::vector<int>, 3> cls, reps;  // each stored coordinate's class; a point of each class
     for (int a = 0; a < 3; ++a) {
       const ClusterAxis& axis = geo_.axis[a];
       classes_.lo[a] = axis.periodic ? 0 : axis.load_lo;
       const int n = (axis.periodic ? axis.n : axis.load_hi) - classes_.lo[a];
       DeviceBuffer<double> keys;
-      keys.allocate(static_cast<std::size_t>(n) * count * 2);
+      keys.allocate(static_cast<std::size_t>(n) * width);
       axis_contributions_3d<Real, Eq><<<(n + 255) / 256, 256>>>(keys.get(), this->point_, a, classes_.lo[a], n);
       HW_CUDA(cudaGetLastError());
-      std::vector<double> host(static_cast<std::size_t>(n) * count * 2);
+      std::vector<double> host(static_cast<std::size_t>(n) * width);
       HW_CUDA(cudaMemcpy(host.data(), keys.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
-      // Classes by the keys' bits (the update is made from exactly these values).
-      std::map<std::vector<std::uint64_t>, int> seen;
-      for (int k = 0; k < n; ++k) {
-        std::vector<std::uint64_t> key(count * 2);
-        std::memcpy(key.data(), host.data() + static_cast<std::size_t>(k) * count * 2, key.size() * sizeof(double));
-        const auto [it, added] = seen.emplace(std::move(key), static_cast<int>(reps[a].size()));
-        if (added) reps[a].push_back(classes_.lo[a] + k);
-        cls[a].push_back(it->second);
-      }
+      const AxisClasses found = axis_classes(host, width, classes_.lo[a]);
+      cls[a] = found.of;
+      for (long c : found.first) reps[a].push_back(static_cast<int>(c));
     }
     const long nx = static_cast<long>(reps[0].size()), ny = static_cast<long>(reps[1].size());
     const long entries = nx * ny * static_cast<long>(reps[2].size());

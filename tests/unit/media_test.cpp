@@ -4,6 +4,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -243,6 +244,51 @@ TEST(UnitMedia, MediaHoldOneValueAPointPerFileAndTablesOtherwise) {
   EXPECT_GE(shot.held, held);
   EXPECT_LE(shot.held, tables + corners);
   EXPECT_EQ(shot.staging, 0u);
+}
+
+// Without a file, the update at a point is a function of what each axis
+// contributes there (PointUpdates::axis_contributions), which is what lets
+// the 3D cluster kernels take every update from a table by (z, y, x) class:
+// at every stored point of a damped wave with c in layers along z, gamma in
+// layers along x and absorbing faces (a free surface on top), the update
+// is bitwise the one at the first point of its three classes.
+TEST(UnitMedia, UpdatesAreAFunctionOfEachAxisClass) {
+  using Updates = PointUpdates<3, double, DampedWave>;
+  const Problem p = test::problem_from(
+      "equation: damped_wave\ngrid: {points: [23, 19, 17]}\ntime: {dt: auto, steps: 1}\n"
+      "initial: {type: constant, value: 0}\n"
+      "material: {c: {type: layers, axis: z, interfaces: [0.3, 0.7], values: [3.0, 2.2, 1.5]},\n"
+      "           gamma: {type: layers, axis: x, interfaces: [0.5], values: [0.0, 0.4]}}\n"
+      "boundary: {default: {type: absorbing, width: 4}, z_high: {type: neumann, value: 0.0}}\n");
+  Decomposition decomposition(p, {}, 2, MPI_COMM_SELF);
+  const LocalDomain<3> domain = decomposition.local_domain<3>();
+  const auto media = Media<3, double, DampedWave>::make(p, domain);
+  const Updates updates = media.updates([](const auto& v) { return v.data(); });
+  const Box<3> box = domain.layout.storage_box();
+  std::array<AxisClasses, 3> classes;
+  for (int a = 0; a < 3; ++a) {
+    std::vector<double> keys(static_cast<std::size_t>(box.extent(a)) * Updates::contributions);
+    for (long c = box.lo[a]; c < box.hi[a]; ++c)
+      updates.axis_contributions(a, c, keys.data() + (c - box.lo[a]) * Updates::contributions);
+    classes[a] = axis_classes(keys, Updates::contributions, box.lo[a]);
+    EXPECT_LT(classes[a].first.size(), static_cast<std::size_t>(box.extent(a))) << "axis " << a;
+  }
+  // x: each side's 4 layer points and 2 ghosts (their profile values on
+  // that side's gamma layer), and the interior of each gamma layer.
+  EXPECT_EQ(classes[0].first.size(), 14u);
+  long points = 0;
+  for (long z = box.lo[2]; z < box.hi[2]; ++z)
+    for (long y = box.lo[1]; y < box.hi[1]; ++y)
+      for (long x = box.lo[0]; x < box.hi[0]; ++x) {
+        const Index<3> i{x, y, z};
+        const Index<3> first{classes[0].first[classes[0].of[x - box.lo[0]]],
+                             classes[1].first[classes[1].of[y - box.lo[1]]],
+                             classes[2].first[classes[2].of[z - box.lo[2]]]};
+        const auto at = updates.at(0, i), there = updates.at(0, first);
+        ASSERT_EQ(std::memcmp(&at, &there, sizeof at), 0) << "at (" << x << ", " << y << ", " << z << ")";
+        ++points;
+      }
+  EXPECT_EQ(points, box.size());
 }
 
 // The host remembers a row's run updates for the next row (c in layers along
