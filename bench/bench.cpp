@@ -121,7 +121,8 @@ Config case_config(const std::string& backend, const std::string& equation, cons
         "sources: [{{type: point, position: [{}], amplitude: 1.0, time: {{type: ricker, frequency: 15.0}}}}]\n", top);
   }
   if (media == "receivers" || media == "shot") {  // the example's line: along x on the top face
-    const std::string from = grid.size() == 3 ? "0.05, 0.5, 1.0" : "0.05, 1.0", to = grid.size() == 3 ? "0.95, 0.5, 1.0" : "0.95, 1.0";
+    const bool three = grid.size() == 3;
+    const std::string from = three ? "0.05, 0.5, 1.0" : "0.05, 1.0", to = three ? "0.95, 0.5, 1.0" : "0.95, 1.0";
     extra += fmt::format("receivers: {{every: 2, file: {}, lines: [{{from: [{}], to: [{}], count: 91}}]}}\n",
                          receivers_file(), from, to);
   }
@@ -185,7 +186,8 @@ Suite load_suite(const std::string& text, const std::string& source) {
     if (c.has("media")) media = c.list<std::string>("media");
     for (const auto& m : media)
       if (std::find(std::begin(media_kinds), std::end(media_kinds), m) == std::end(media_kinds))
-        c.invalid("media", "entries must be constant, layers, file, absorbing, source, receivers or shot, not '" + m + "'");
+        c.invalid("media",
+                  "entries must be constant, layers, file, absorbing, source, receivers or shot, not '" + m + "'");
     for (const auto& e : equations)
       for (const char* wave_only : {"shot", "absorbing"})
         if (std::find(media.begin(), media.end(), wave_only) != media.end() && e == "heat")
