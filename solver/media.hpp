@@ -271,9 +271,10 @@ struct FluxPairs {
   HW_HD Real pair(int a, int j, long p, long along) const {
     return alpha ? file_pair(a, j, p) : table_pair(a, j, along);
   }
-  HW_HD Real file_pair(int a, int j, long p) const {
-    return w[a][j - 1] * harmonic_mean(alpha[p], alpha[p + j * stride[a]]);
-  }
+  HW_HD Real file_pair(int a, int j, long p) const { return file_pair(a, j, p, p + j * stride[a]); }
+  // The same with the far point's offset q given (a kernel that wraps or
+  // clamps coordinates finds it itself).
+  HW_HD Real file_pair(int a, int j, long p, long q) const { return w[a][j - 1] * harmonic_mean(alpha[p], alpha[q]); }
   HW_HD Real table_pair(int a, int j, long along) const { return table[a][j - 1][along - lo]; }
 
   // div(alpha grad u) at p (along = component(i, axis)), and the same with

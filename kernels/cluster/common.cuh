@@ -291,8 +291,9 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
 
   // The axes as the kernels see them, and the parts of the plan every
   // dimension derives alike. False, with `reason`, where the box is too small.
-  // `media`: the device pair fields where the flux coefficient varies
-  // (FluxTiles), the point updates where another coefficient does.
+  // `media`: where the flux coefficient varies, the device pair fields
+  // (2D: FluxTiles) or its views (3D: FluxPairs); the point updates where
+  // another coefficient does.
   bool set_geometry(const Problem& problem, const LocalDomain<D>& domain, const ClusterPlan& plan,
                     const ClusterMedia<D, Real>& media, std::string& reason) {
     const int R = problem.radius;
@@ -301,12 +302,16 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     flux_pairs_ = flux_pairs;
     if (media.point_updates) point_ = *static_cast<const PointUpdates<D, Real, Eq>*>(media.point_updates);
     pointwise_ = media.point_updates != nullptr;
-    if (cluster_flux_tiles(problem) != !flux_pairs.empty() ||
-        (!flux_pairs.empty() && flux_pairs.size() != static_cast<std::size_t>(D * R)))
-      return reason = "the cluster kernels need the flux coefficient's " + std::to_string(D * R) +
-                      " pair fields where it varies, and none where it does not",
+    flux_ = media.flux != nullptr;
+    if (flux_)
+      with_radius(R, [&]<int RR>() { std::get<RR - 1>(fluxes_) = *static_cast<const FluxPairs<D, RR, Real>*>(media.flux); });
+    const bool given = D == 2 ? flux_pairs.size() == static_cast<std::size_t>(D * R) : flux_;
+    if (cluster_flux_tiles(problem) != given || (D == 3 && !flux_pairs.empty()) || (D == 2 && flux_))
+      return reason = D == 2 ? "the 2D cluster kernels need the flux coefficient's " + std::to_string(D * R) +
+                                   " pair fields where it varies, and none where it does not"
+                             : std::string("the 3D cluster kernel needs the flux coefficient's pair views where it "
+                                           "varies, and none where it does not"),
              false;
-    if (D == 3 && !flux_pairs.empty()) return reason = cluster_media_gap(problem), false;
     int device = 0, can = 0;
     HW_CUDA(cudaGetDevice(&device));
     HW_CUDA(cudaDeviceGetAttribute(&can, cudaDevAttrClusterLaunch, device));
@@ -490,12 +495,18 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   const LaplacianWeights<D, R, Real>& lap() const {
     return std::get<R - 1>(laps_);
   }
+  template <int R>
+  const FluxPairs<D, R, Real>& flux() const {
+    return std::get<R - 1>(fluxes_);
+  }
 
   int radius_ = 1;
   int threads_x_ = 32, threads_y_ = 1;  // block shape
   std::tuple<LaplacianWeights<D, 1, Real>, LaplacianWeights<D, 2, Real>> laps_{};
   Update update_{};
-  std::vector<const Real*> flux_pairs_;  // device pair fields, [a * R + j - 1]; empty: a constant flux coefficient
+  std::vector<const Real*> flux_pairs_;  // 2D: device pair fields, [a * R + j - 1]; empty: a constant flux coefficient
+  std::tuple<FluxPairs<D, 1, Real>, FluxPairs<D, 2, Real>> fluxes_{};  // 3D: device views, where flux_
+  bool flux_ = false;
   PointUpdates<D, Real, Eq> point_{};    // device views, where pointwise_
   bool pointwise_ = false;               // a coefficient other than the flux one varies: Form::point
   Problem problem_;                      // the sources' times

@@ -57,6 +57,7 @@ struct ClusterGeometry {
 template <int D, class Real>
 struct ClusterMedia {
   std::vector<const Real*> flux_pairs;  // the flux coefficient's pair fields where it varies (2D), else empty
+  const void* flux = nullptr;           // 3D: its FluxPairs<3, R, Real> views where it varies, else null
   // The equation's PointUpdates<D, Real, Eq> where another coefficient varies
   // (c, gamma, absorbing profiles), else null: typed by the kernel of that
   // equation, which is the only one made for the problem.

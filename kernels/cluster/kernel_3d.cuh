@@ -37,6 +37,9 @@ namespace heatwave::cuda {
 // Blocks an SM the compiler keeps registers for (__launch_bounds__): the
 // heat fits 64 registers (two blocks of up to 512 threads), the wave, which
 // also reads u^{m-1}, gains nothing from two (H100, 512^3: docs/performance.md).
+// (The heat's flux form spills at 64, yet one block an SM with 106-124
+// registers and none ran it no faster: H100, 512^3 layers, 0.666 against
+// 0.632 ms a step.)
 template <int Levels>
 constexpr int min_blocks_3d() {
   return Levels == 2 ? 1 : 2;
@@ -81,7 +84,8 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
                       const LaplacianWeights<3, R, Real> lap, const typename Eq::template Update<Real> up,
                       int /* steps: Steps */, const bool start, const PointUpdates<3, Real, Eq> updates,
                       const ClusterSources<Real> sources, const ClusterSamples<Real> samples,
-                      const UpdateClasses3D<typename Eq::template Update<Real>> classes) {
+                      const UpdateClasses3D<typename Eq::template Update<Real>> classes,
+                      const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable3D<R, Real> flux_table) {
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, reach = Steps * R;
@@ -238,6 +242,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   // each point's is made from the coefficient views: the general path's).
   bool steady_thread = !eventful;
   if constexpr (F == Form::point) steady_thread = steady_thread && classes.at;
+  // With Form::flux, their pair coefficients from the table by the layers'
+  // coordinate (a file's alpha: each point's from its harmonic means, on the
+  // general path).
+  if constexpr (F == Form::flux) steady_thread = steady_thread && flux_table.at && flux_table.axis != 0;
 
   // Two levels at radius 1: each level's last three planes at the thread's
   // pack, in registers: the z neighbours of the next level's stencil and
@@ -331,7 +339,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
       w[2 * R] = pack;
     };
     if constexpr (windows) push(window[0], load_pack(own_pack(0, i)));
-    auto levels = [&]<bool Steady>() {
+    // Form::flux, steady: L is the layers' axis (1 or 2; 0 elsewhere): the
+    // pairs along the other axes are the same both ways (a register each).
+    auto levels = [&]<bool Steady, int L = 0>() {
 #pragma unroll
       for (int t = 1; t <= Steps; ++t) {
         const int q = i - t * R, p = zs + q;
@@ -369,6 +379,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           // Form::point: the plane's updates (steady threads: from the table).
           [[maybe_unused]] typename PointColumn3D<Real, Eq>::Plane point_plane;
           if constexpr (F == Form::point) point_plane = point.template plane<Steady>(updates, classes, geo, y, p);
+          // Form::flux, steady: the pack's pair coefficients where its points share them (layers along y or z).
+          [[maybe_unused]] FluxLane<R, Real> pack_pairs;
+          if constexpr (F == Form::flux)
+            if (Steady) pack_pairs = flux_table.lane(geo, x, y, p);
 #pragma unroll
           for (int v = 0; v < V; ++v) {
             const Real centre = mid.v[v];
@@ -384,13 +398,40 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
               minus[j] = v - j >= 0 ? mid.v[v - j] : left_x[j - v];
               plus[j] = v + j < V ? mid.v[v + j] : right_x[v + j - V + 1];
             }
-            Real lap_value = lap.add(0, lap.start(centre), minus, plus);
+            Real lap_value;
+            if constexpr (F == Form::flux) {
+              // FluxPairs' order: axes, then j, the +j pair before the -j one.
+              const FluxLane<R, Real> k = Steady          ? pack_pairs
+                                          : flux_table.at ? flux_table.lane(geo, x + v, y, p)
+                                                          : flux_lane<R>(flux, geo, x + v, y, p);
+              auto minus_pair = [&](int a, int j) {  // the same as the plus pair off the layers' axis
+                return L != 0 && a != L ? k.plus[a][j - 1] : k.minus[a][j - 1];
+              };
+              lap_value = 0;
 #pragma unroll
-            for (int j = 1; j <= R; ++j) minus[j] = below[j].v[v], plus[j] = above[j].v[v];
-            lap_value = lap.add(1, lap_value, minus, plus);
+              for (int j = 1; j <= R; ++j) {
+                lap_value = fused(k.plus[0][j - 1], plus[j] - centre, lap_value);
+                lap_value = fused(minus_pair(0, j), minus[j] - centre, lap_value);
+              }
 #pragma unroll
-            for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
-            lap_value = lap.add(2, lap_value, minus, plus);
+              for (int j = 1; j <= R; ++j) {
+                lap_value = fused(k.plus[1][j - 1], above[j].v[v] - centre, lap_value);
+                lap_value = fused(minus_pair(1, j), below[j].v[v] - centre, lap_value);
+              }
+#pragma unroll
+              for (int j = 1; j <= R; ++j) {
+                lap_value = fused(k.plus[2][j - 1], column[R + j].v[v] - centre, lap_value);
+                lap_value = fused(minus_pair(2, j), column[R - j].v[v] - centre, lap_value);
+              }
+            } else {
+              lap_value = lap.add(0, lap.start(centre), minus, plus);
+#pragma unroll
+              for (int j = 1; j <= R; ++j) minus[j] = below[j].v[v], plus[j] = above[j].v[v];
+              lap_value = lap.add(1, lap_value, minus, plus);
+#pragma unroll
+              for (int j = 1; j <= R; ++j) minus[j] = column[R - j].v[v], plus[j] = column[R + j].v[v];
+              lap_value = lap.add(2, lap_value, minus, plus);
+            }
             if constexpr (!two_levels)
               result.v[v] = at.step(centre, centre, lap_value);
             else
@@ -446,10 +487,18 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           if (t < Steps) push(window[t], result);
       }
     };
-    if (steady_thread && i >= steady_first && i < steady_last)
-      levels.template operator()<true>();
-    else
+    if (steady_thread && i >= steady_first && i < steady_last) {
+      if constexpr (F == Form::flux) {
+        if (flux_table.axis == 1)
+          levels.template operator()<true, 1>();
+        else
+          levels.template operator()<true, 2>();
+      } else {
+        levels.template operator()<true>();
+      }
+    } else {
       levels.template operator()<false>();
+    }
   }
   if constexpr (Clustered) cluster.sync();  // peers may still read this block's rings
 }
@@ -460,7 +509,8 @@ template <int R, class Real, class Eq>
 using Kernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
                           typename Eq::template Update<Real>, int, bool, PointUpdates<3, Real, Eq>,
                           ClusterSources<Real>, ClusterSamples<Real>,
-                          UpdateClasses3D<typename Eq::template Update<Real>>);
+                          UpdateClasses3D<typename Eq::template Update<Real>>, FluxPairs<3, R, Real>,
+                          FluxTable3D<R, Real>);
 template <int R, class Real, class Eq, bool Clustered, Form F, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
   return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F>...};
@@ -510,6 +560,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     if (!this->fits_device(reason)) return false;
     if constexpr (has_point_form<Eq>)
       if (this->pointwise_) make_update_classes();
+    if (this->flux_) with_radius(R, [&]<int RR>() { make_flux_table<RR>(); });
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
     const bool clustered = q.blocks() > 1;
@@ -529,7 +580,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     with_kernel([&]<int R, Form F>() {
       HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
                                  out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start, this->point_,
-                                 sources, samples, classes_));
+                                 sources, samples, classes_, this->template flux<R>(), flux_table<R>()));
     });
     HW_CUDA(cudaGetLastError());
   }
@@ -582,16 +633,42 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     classes_.z_offset = class_maps_[2].get();
   }
 
+  // Form::flux where alpha is constant or in layers (no file): the table of
+  // the pair coefficients by the layers' coordinate (FluxTable3D).
+  template <int R>
+  void make_flux_table() {
+    const FluxPairs<3, R, Real>& f = this->template flux<R>();
+    if (f.alpha) return;
+    const ClusterAxis& axis = geo_.axis[f.axis];
+    FluxTable3D<R, Real>& table = std::get<R - 1>(flux_tables_);
+    table.axis = f.axis, table.lo = axis.periodic ? 0 : axis.load_lo;
+    const int n = (axis.periodic ? axis.n : axis.load_hi) - table.lo;
+    DeviceBuffer<FluxEntry<R, Real>>& entries = std::get<R - 1>(flux_entries_);
+    entries.allocate(static_cast<std::size_t>(n));
+    make_flux_table_3d<R, Real><<<(n + 255) / 256, 256>>>(entries.get(), f, geo_, table.lo, n);
+    HW_CUDA(cudaGetLastError());
+    HW_CUDA(cudaDeviceSynchronize());
+    table.at = entries.get();
+  }
+  template <int R>
+  const FluxTable3D<R, Real>& flux_table() const {
+    return std::get<R - 1>(flux_tables_);
+  }
+  std::tuple<DeviceBuffer<FluxEntry<1, Real>>, DeviceBuffer<FluxEntry<2, Real>>> flux_entries_;
+  std::tuple<FluxTable3D<1, Real>, FluxTable3D<2, Real>> flux_tables_;
+
   DeviceBuffer<UpdateEntry<typename Eq::template Update<Real>>> class_table_;
   std::array<DeviceBuffer<int>, 3> class_maps_, class_reps_;
   UpdateClasses3D<typename Eq::template Update<Real>> classes_;
 
-  // f.template operator()<R, Form>() for the case's radius and form (point
-  // updates made only for an equation with a coefficient other than the flux
-  // one: the waves).
+  // f.template operator()<R, Form>() for the case's radius and form (each
+  // form instantiated only for an equation that has such a coefficient: the
+  // flux form for the heat, point updates for the waves).
   template <class Fn>
   decltype(auto) with_kernel(Fn&& f) const {
     return with_radius(this->radius_, [&]<int R>() {
+      if constexpr (Eq::flux_coefficient != nullptr)
+        if (this->flux_) return f.template operator()<R, Form::flux>();
       if constexpr (has_point_form<Eq>)
         if (this->pointwise_) return f.template operator()<R, Form::point>();
       return f.template operator()<R, Form::uniform>();

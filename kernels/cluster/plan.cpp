@@ -223,7 +223,20 @@ std::string ClusterPlanCache::key(const std::string& device, const Problem& prob
   for (long n : owned) size += (size.empty() ? "" : "x") + std::to_string(n);
   return device + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
          to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size + (exchanged ? "|mpi" : "") +
-         (problem.varies() ? "|media" : "");
+         media_key(problem);
+}
+
+std::string ClusterPlanCache::media_key(const Problem& problem) {
+  // What sets the kernels' form and its cost: each coefficient's medium
+  // (layers by axis: the pairs a pack shares differ) and absorbing faces.
+  std::string key;
+  for (const auto& [name, medium] : problem.material) {
+    key += "|" + name + ":" + to_string(medium.type);
+    if (medium.type == MediumType::layers) key += "xyz"[medium.axis];
+  }
+  for (int a = 0; a < problem.dims; ++a)
+    if (problem.faces[a][0].absorbing > 0 || problem.faces[a][1].absorbing > 0) return key + "|absorbing";
+  return key;
 }
 
 bool cluster_flux_tiles(const Problem& problem) {
@@ -239,9 +252,8 @@ std::string cluster_media_gap(const Problem& problem) {
     return "the cluster kernels add at most " + std::to_string(max_cluster_source_points) + " source points (" +
            std::to_string(max_cluster_source_points >> problem.dims) + " point sources in " +
            std::to_string(problem.dims) + "D)";
-  if (problem.dims == 3 && cluster_flux_tiles(problem))
-    return "the 3D cluster kernel does not read the heat's varying alpha yet";
-  // The waves' coefficients: updates point by point; the heat's alpha in 2D: pair tiles.
+  // The waves' coefficients: updates point by point; the heat's alpha: pair
+  // tiles in 2D, its pairs' tables or file in 3D.
   return "";
 }
 

@@ -147,6 +147,10 @@ class MediaStepKernel final : public StepKernel<D, Real> {
     return listed_;
   }
 
+  const void* flux_view() const override {
+    if (!flux_) return nullptr;
+    return problem_.radius == 1 ? static_cast<const void*>(&pairs1_) : static_cast<const void*>(&pairs2_);
+  }
   std::vector<const Real*> flux_pairs() const override {
     if (!flux_) return {};
     if (pair_fields_.empty())

@@ -32,6 +32,10 @@ class StepKernel {
   // 2D tiles load. Made on first call: the one-step kernels compute them
   // where they use them.
   virtual std::vector<const Real*> flux_pairs() const { return {}; }
+  // The same as views (FluxPairs<D, R, Real> of device memory, R the
+  // problem's radius: the K tables or a file's alpha), where it varies; null
+  // elsewhere: what cuda-cluster's 3D kernel reads.
+  virtual const void* flux_view() const { return nullptr; }
   // The equation's PointUpdates<D, Real, Eq> (device views) where a
   // coefficient other than the flux one varies; null elsewhere.
   virtual const void* point_updates() const { return nullptr; }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu_support.hpp"
+#include "io/hdf5.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/host/host_backend.hpp"
@@ -147,6 +148,46 @@ TEST(GpuCluster, HeatMedia2D) {
         check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, media);
       }
   }
+}
+
+// The heat's alpha varying in 3D (Form::flux: the pair coefficients at a
+// point from the tables along the layers' axis, or a file's alpha by their
+// harmonic means): layers along x (pairs that differ within a pack), y and z
+// (a pack's points share theirs: the steady path), and a file of two
+// materials with a rough interface; one block and clusters of blocks, deep
+// pipelines, every boundary set.
+std::string alpha_file_3d(int nx, int ny, int nz) {
+  const std::string path = fmt::format("{}/alpha-{}x{}x{}.h5", std::getenv("HEATWAVE_CACHE_DIR"), nx, ny, nz);
+  std::vector<double> alpha(static_cast<std::size_t>(nx) * ny * nz);
+  std::mt19937_64 gen(5);
+  std::uniform_real_distribution<double> noise(0.0, 0.2);
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x)
+        alpha[(static_cast<std::size_t>(z) * ny + y) * nx + x] = (x + 2 * y + 3 * z < nx + ny ? 0.3 : 2.5) + noise(gen);
+  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(nz), static_cast<std::uint64_t>(ny),
+                                         static_cast<std::uint64_t>(nx)};
+  hdf5::write_fields<double>(path, MPI_COMM_SELF, {shape, {0, 0, 0}, shape}, {}, {{"alpha", alpha.data()}});
+  return "material: {alpha: {type: file, path: " + path + "}}\n";
+}
+TEST(GpuCluster, HeatMedia3D) {
+  const char* media_plans[] = {nullptr, "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1", "1,1,8,16,4,1,1"};
+  for (const char* axis : {"x", "y", "z"}) {
+    const std::string media = fmt::format(
+        "material: {{alpha: {{type: layers, axis: {}, interfaces: [0.3, 0.55], values: [1, 0.2, 3]}}}}\n", axis);
+    for (const char* plan : media_plans)
+      for (int r : {1, 2}) {
+        check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, media);
+        check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan, media);
+      }
+    check_cluster<float, 3>("heat", 1, "[23, 18, 30]", 7, 2, "1,1,16,12,9,4,1", media);  // k = 4
+  }
+  const std::string small = alpha_file_3d(19, 13, 11), large = alpha_file_3d(37, 21, 26);
+  for (const char* plan : media_plans)
+    for (int r : {1, 2}) {
+      check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, small);
+      check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan, large);
+    }
 }
 
 // The waves' media in layers along an axis: c, and for the damped wave gamma too.

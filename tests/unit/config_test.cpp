@@ -271,6 +271,25 @@ TEST(UnitConfig, ClusterPlanCandidates) {
       }
 }
 
+// The plan cache's key tells apart what changes the best plan: a medium's
+// type (layers by their axis) and absorbing faces, not only whether one varies.
+TEST(UnitConfig, ClusterPlanKeyNamesTheMedia) {
+  const std::string base =
+      "equation: wave\ngrid: {points: [64, 64, 64]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
+  auto key = [&](const std::string& more) {
+    return cuda::ClusterPlanCache::key("H100", Problem::from(load_config_text(base + more, "case.yaml")), {64, 64, 64},
+                                       false);
+  };
+  const std::string plain = key(""), layers_y = key("material: {c: {type: layers, axis: y, interfaces: [0.5], "
+                                                    "values: [1.0, 0.5]}}\n"),
+                    layers_z = key("material: {c: {type: layers, axis: z, interfaces: [0.5], values: [1.0, 0.5]}}\n"),
+                    absorbing = key("boundary: {default: {type: absorbing, width: 4}}\n");
+  EXPECT_EQ(plain, "H100|wave|3D|float64|r1|64x64x64");
+  EXPECT_EQ(layers_y, plain + "|c:layersy");
+  EXPECT_EQ(layers_z, plain + "|c:layersz");
+  EXPECT_EQ(absorbing, "H100|damped_wave|3D|float64|r1|64x64x64|gamma:constant|absorbing");  // absorbing: damped
+}
+
 // A resident plan: the config asks for it, and its text, fields and parse agree.
 TEST(UnitConfig, ResidentClusterPlan) {
   const Config c = load_config_text(good + "cluster: {mode: resident, tile: [120, 32]}\n", "case.yaml");
