@@ -147,10 +147,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // The media as the cuda backend's step kernel holds them on the device, and its sources' points.
   ClusterMedia<D, Real> media() const {
     ClusterMedia<D, Real> m;
-    if constexpr (D == 2)
-      m.flux_pairs = this->step_kernel_->flux_pairs();  // dense: made on this call
-    else
-      m.flux = this->step_kernel_->flux_view();
+    m.flux = this->step_kernel_->flux_view();
+    if (cluster_flux_tiles(problem_)) m.flux_pairs = this->step_kernel_->flux_pairs();  // dense: made on this call
     m.point_updates = this->step_kernel_->point_updates();
     m.listed = this->step_kernel_->source_points(m.source_points, m.source_times);
     return m;

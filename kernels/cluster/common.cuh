@@ -27,10 +27,12 @@ namespace cg = cooperative_groups;
 inline constexpr int unbounded = INT_MAX / 4;  // the core of a periodic axis: every index
 
 // How a kernel's stencil and update take the coefficients: constant; the flux
-// form over pair tiles where the flux coefficient varies (the heat's alpha);
+// form where the flux coefficient varies (the heat's alpha), over its pairs
+// by the layers' coordinate or from a file's alpha (FluxTable, flux_lane), or
+// in 2D from a file over pair tiles loaded with the field tile (flux_tiles);
 // or an update made at each point where another coefficient varies (c,
 // gamma, absorbing profiles: PointUpdates).
-enum class Form { uniform, flux, point };
+enum class Form { uniform, flux, flux_tiles, point };
 // Whether an equation has a coefficient other than the flux one (the waves'
 // c and gamma): only then are its kernels of Form::point made.
 template <class Eq>
@@ -277,6 +279,93 @@ __device__ __forceinline__ void record_samples_3d(const Pack<Real>& level, const
   }
 }
 
+// ------------------------------------------- the flux form (Form::flux) ---
+//
+// Where the heat's alpha varies, the stencil is the flux form over the pair
+// coefficients K (FluxPairs, solver/media.hpp). A point's: plus[a][j - 1]
+// of the pair from the point to +j along axis a, minus[a][j - 1] of the pair
+// from -j to the point.
+template <int D, int R, class Real>
+struct FluxLane {
+  Real plus[D][R], minus[D][R];
+};
+// The point c's: from the tables along the layers' axis, or a file's alpha
+// by the pairs' harmonic means. Coordinates are stored_coordinate's: a point
+// past the region a step computes is computed from any stored values and
+// never kept.
+template <int D, int R, class Real>
+__device__ __forceinline__ FluxLane<D, R, Real> flux_lane(const FluxPairs<D, R, Real>& f, const ClusterGeometry<D>& geo,
+                                                          const int (&c)[D]) {
+  int s[D];
+#pragma unroll
+  for (int a = 0; a < D; ++a) s[a] = stored_coordinate(geo.axis[a], c[a]);
+  FluxLane<D, R, Real> k;
+  if (f.alpha) {
+    auto offset = [&](const int(&i)[D]) {
+      long o = geo.lead + i[0];
+#pragma unroll
+      for (int a = 1; a < D; ++a) o += (i[a] + geo.halo) * geo.stride[a];
+      return o;
+    };
+    const long q = offset(s);
+#pragma unroll
+    for (int a = 0; a < D; ++a)
+#pragma unroll
+      for (int j = 1; j <= R; ++j) {
+        int hi[D], lo[D];
+#pragma unroll
+        for (int b = 0; b < D; ++b) hi[b] = lo[b] = s[b];
+        hi[a] = stored_coordinate(geo.axis[a], c[a] + j), lo[a] = stored_coordinate(geo.axis[a], c[a] - j);
+        k.plus[a][j - 1] = f.file_pair(a, j, q, offset(hi));
+        k.minus[a][j - 1] = f.file_pair(a, j, offset(lo), q);
+      }
+    return k;
+  }
+  int along = s[0];
+#pragma unroll
+  for (int a = 1; a < D; ++a) along = f.axis == a ? s[a] : along;
+#pragma unroll
+  for (int a = 0; a < D; ++a)
+#pragma unroll
+    for (int j = 1; j <= R; ++j) {
+      k.plus[a][j - 1] = f.table_pair(a, j, along);
+      k.minus[a][j - 1] = a == f.axis ? f.table_pair(a, j, stored_coordinate(geo.axis[a], c[a] - j)) : k.plus[a][j - 1];
+    }
+  return k;
+}
+// Where alpha is constant or in layers, a point's K depend only on its
+// coordinate along the layers' axis: a table of them by that coordinate
+// (FluxLane padded to 16 bytes: a few vector loads), made once for the
+// kernel object. Off x, a pack's points share theirs (one entry a pack and
+// row or plane); along x each lane has its own.
+template <int D, int R, class Real>
+struct alignas(16) FluxEntry {
+  FluxLane<D, R, Real> k;
+};
+template <int D, int R, class Real>
+struct FluxTable {
+  const FluxEntry<D, R, Real>* at = nullptr;  // [c - lo], c the stored coordinate along `axis`; null: none
+  int axis = 0, lo = 0;
+  __device__ const FluxLane<D, R, Real>& lane(const ClusterGeometry<D>& geo, const int (&c)[D]) const {
+    int along = stored_coordinate(geo.axis[0], c[0]);
+#pragma unroll
+    for (int a = 1; a < D; ++a)
+      if (axis == a) along = stored_coordinate(geo.axis[a], c[a]);
+    return at[along - lo].k;
+  }
+};
+// Entry k: the K of the point lo + k along the axis (0 along the others).
+template <int D, int R, class Real>
+__global__ void __launch_bounds__(256) make_flux_table(FluxEntry<D, R, Real>* table, const FluxPairs<D, R, Real> f,
+                                                       const ClusterGeometry<D> geo, int lo, int n) {
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+    int c[D];
+#pragma unroll
+    for (int a = 0; a < D; ++a) c[a] = f.axis == a ? lo + k : 0;
+    table[k].k = flux_lane(f, geo, c);
+  }
+}
+
 // ----------------------------------------------------------- host side ---
 
 // The host side of a kernel object: geometry from the rank's box, the
@@ -304,13 +393,15 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     pointwise_ = media.point_updates != nullptr;
     flux_ = media.flux != nullptr;
     if (flux_)
-      with_radius(R, [&]<int RR>() { std::get<RR - 1>(fluxes_) = *static_cast<const FluxPairs<D, RR, Real>*>(media.flux); });
-    const bool given = D == 2 ? flux_pairs.size() == static_cast<std::size_t>(D * R) : flux_;
-    if (cluster_flux_tiles(problem) != given || (D == 3 && !flux_pairs.empty()) || (D == 2 && flux_))
-      return reason = D == 2 ? "the 2D cluster kernels need the flux coefficient's " + std::to_string(D * R) +
-                                   " pair fields where it varies, and none where it does not"
-                             : std::string("the 3D cluster kernel needs the flux coefficient's pair views where it "
-                                           "varies, and none where it does not"),
+      with_radius(
+          R, [&]<int RR>() { std::get<RR - 1>(fluxes_) = *static_cast<const FluxPairs<D, RR, Real>*>(media.flux); });
+    const bool tiles = flux_pairs.size() == static_cast<std::size_t>(D * R);
+    if (cluster_flux_tiles(problem) != tiles || (!tiles && !flux_pairs.empty()) || (tiles && !flux_) ||
+        flux_ != flux_varies<Eq>(problem))
+      return reason =
+                 "the cluster kernels need the flux coefficient's views where it varies (and in 2D, from a "
+                 "file, its " +
+                 std::to_string(D * R) + " pair fields), and neither where it does not",
              false;
     int device = 0, can = 0;
     HW_CUDA(cudaGetDevice(&device));
@@ -499,14 +590,34 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   const FluxPairs<D, R, Real>& flux() const {
     return std::get<R - 1>(fluxes_);
   }
+  // Form::flux where alpha is constant or in layers (no file): the table of
+  // the pair coefficients by the layers' coordinate (FluxTable), once.
+  template <int R>
+  const FluxTable<D, R, Real>& flux_table() {
+    FluxTable<D, R, Real>& table = std::get<R - 1>(flux_tables_);
+    const FluxPairs<D, R, Real>& f = flux<R>();
+    if (!flux_ || f.alpha || table.at) return table;
+    const ClusterAxis& axis = geo_.axis[f.axis];
+    table.axis = f.axis, table.lo = axis.periodic ? 0 : axis.load_lo;
+    const int n = (axis.periodic ? axis.n : axis.load_hi) - table.lo;
+    DeviceBuffer<FluxEntry<D, R, Real>>& entries = std::get<R - 1>(flux_entries_);
+    entries.allocate(static_cast<std::size_t>(n));
+    make_flux_table<D, R, Real><<<(n + 255) / 256, 256>>>(entries.get(), f, geo_, table.lo, n);
+    HW_CUDA(cudaGetLastError());
+    HW_CUDA(cudaDeviceSynchronize());
+    table.at = entries.get();
+    return table;
+  }
 
   int radius_ = 1;
   int threads_x_ = 32, threads_y_ = 1;  // block shape
   std::tuple<LaplacianWeights<D, 1, Real>, LaplacianWeights<D, 2, Real>> laps_{};
   Update update_{};
   std::vector<const Real*> flux_pairs_;  // 2D: device pair fields, [a * R + j - 1]; empty: a constant flux coefficient
-  std::tuple<FluxPairs<D, 1, Real>, FluxPairs<D, 2, Real>> fluxes_{};  // 3D: device views, where flux_
-  bool flux_ = false;
+  std::tuple<FluxPairs<D, 1, Real>, FluxPairs<D, 2, Real>> fluxes_{};  // device views, where flux_
+  bool flux_ = false;                                                  // the flux coefficient varies: Form::flux
+  std::tuple<FluxTable<D, 1, Real>, FluxTable<D, 2, Real>> flux_tables_;
+  std::tuple<DeviceBuffer<FluxEntry<D, 1, Real>>, DeviceBuffer<FluxEntry<D, 2, Real>>> flux_entries_;
   PointUpdates<D, Real, Eq> point_{};    // device views, where pointwise_
   bool pointwise_ = false;               // a coefficient other than the flux one varies: Form::point
   Problem problem_;                      // the sources' times

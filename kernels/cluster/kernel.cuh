@@ -56,8 +56,8 @@ struct ClusterGeometry {
 // copy a rank), and the sources' points as a host list.
 template <int D, class Real>
 struct ClusterMedia {
-  std::vector<const Real*> flux_pairs;  // the flux coefficient's pair fields where it varies (2D), else empty
-  const void* flux = nullptr;           // 3D: its FluxPairs<3, R, Real> views where it varies, else null
+  const void* flux = nullptr;           // the flux coefficient's FluxPairs<D, R, Real> views where it varies, else null
+  std::vector<const Real*> flux_pairs;  // 2D, from a file: its pair fields (cluster_flux_tiles), else empty
   // The equation's PointUpdates<D, Real, Eq> where another coefficient varies
   // (c, gamma, absorbing profiles), else null: typed by the kernel of that
   // equation, which is the only one made for the problem.

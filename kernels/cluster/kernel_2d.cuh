@@ -118,18 +118,22 @@ __device__ __forceinline__ void load_tile_2d(Real* u_now, Real* u_next, const Re
 // before use). `whole`: the pack holds no Dirichlet x face point.
 // Starting: the first step of an equation second order in time (a template
 // parameter: no branch a row).
-// Flux: the operator is the flux form over the pair planes at `pairs`
-// (plane apart), y pairs kept in a register window like the column.
+// Form::flux: the operator is the flux form over the pairs of `flux_table`
+// (alpha constant or in layers: a row's points share theirs where the
+// layers run along y). Form::flux_tiles (alpha from a file): over the pair
+// planes at `pairs` (plane apart), y pairs kept in a register window like
+// the column.
 template <int R, class Real, class Eq, bool Starting, Form F>
 __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next, const SharedPlane& s, int lx,
                                                 bool whole, int cx0, int cx1, int cy0, int cy1, int rows_log2,
                                                 const ClusterGeometry<2>& geo, const LaplacianWeights<2, R, Real>& lap,
                                                 const typename Eq::template Update<Real>& up,
-                                                const PointUpdates<2, Real, Eq>& updates, const Real* pairs,
-                                                int plane, const PipelineEvents2D<Real>& events, int m) {
+                                                const PointUpdates<2, Real, Eq>& updates, const Real* pairs, int plane,
+                                                const FluxTable<2, R, Real>& flux_table,
+                                                const PipelineEvents2D<Real>& events, int m) {
   using Vec = Pack<Real>;
   using Update = typename Eq::template Update<Real>;
-  constexpr bool Flux = F == Form::flux;
+  constexpr bool Tiles = F == Form::flux_tiles;
   const ClusterAxis& ax = geo.axis[0];
   constexpr int V = Vec::width;
   const int W = s.W;
@@ -142,9 +146,9 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
 #pragma unroll
   for (int j = 0; j < 2 * R; ++j) column[j] = load_pack(a + (j - R) * W);
   // Flux: pair plane a * R + j - 1 at this pack; y pairs of rows y - R + i in ky[j - 1][i].
-  const Real* k = Flux ? pairs + (a - u_now) : nullptr;
+  const Real* k = Tiles ? pairs + (a - u_now) : nullptr;
   Vec ky[R][R + 1];
-  if constexpr (Flux) {
+  if constexpr (Tiles) {
 #pragma unroll
     for (int j = 1; j <= R; ++j)
 #pragma unroll
@@ -160,7 +164,9 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
     for (int m = 1; m <= R; ++m) left_x[m] = a[-m], right_x[m] = a[V - 1 + m];
     Vec kx[R];               // x pairs at the pack's points,
     Real kx_left[R][R + 1];  // and past its left end
-    if constexpr (Flux) {
+    [[maybe_unused]] FluxLane<2, R, Real> row_pairs;  // from the table, layers along y: the row's
+    if (F == Form::flux && flux_table.axis == 1) row_pairs = flux_table.lane(geo, {s.xbase + lx, y});
+    if constexpr (Tiles) {
 #pragma unroll
       for (int j = 1; j <= R; ++j) {
         kx[j - 1] = load_pack(k + (j - 1) * plane);
@@ -188,7 +194,21 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
         plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
       }
       Real lap_value;
-      if constexpr (Flux) {
+      if constexpr (F == Form::flux) {
+        // FluxPairs' order: axes, then j, the +j pair before the -j one.
+        const FluxLane<2, R, Real> kk = flux_table.axis == 1 ? row_pairs : flux_table.lane(geo, {s.xbase + lx + v, y});
+        lap_value = 0;
+#pragma unroll
+        for (int j = 1; j <= R; ++j) {
+          lap_value = fused(kk.plus[0][j - 1], plus[j] - centre, lap_value);
+          lap_value = fused(kk.minus[0][j - 1], minus[j] - centre, lap_value);
+        }
+#pragma unroll
+        for (int j = 1; j <= R; ++j) {
+          lap_value = fused(kk.plus[1][j - 1], column[R + j].v[v] - centre, lap_value);
+          lap_value = fused(kk.minus[1][j - 1], column[R - j].v[v] - centre, lap_value);
+        }
+      } else if constexpr (Tiles) {
         // FluxPairs' order: axes, then j, the +j pair before the -j one.
         lap_value = 0;
 #pragma unroll
@@ -217,7 +237,7 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
     store_pack(b, result);
 #pragma unroll
     for (int j = 0; j < 2 * R; ++j) column[j] = column[j + 1];
-    if constexpr (Flux) {
+    if constexpr (Tiles) {
 #pragma unroll
       for (int j = 0; j < R; ++j)
 #pragma unroll
@@ -252,13 +272,14 @@ __device__ __forceinline__ void stencil_2d(const Real* u_now, Real* u_next, cons
                                            const ClusterGeometry<2>& geo, const LaplacianWeights<2, R, Real>& lap,
                                            const typename Eq::template Update<Real>& up,
                                            const PointUpdates<2, Real, Eq>& updates, bool starting, const Real* pairs,
-                                           int plane, const PipelineEvents2D<Real>& events, int m) {
+                                           int plane, const FluxTable<2, R, Real>& flux_table,
+                                           const PipelineEvents2D<Real>& events, int m) {
   if (Eq::levels == 2 && starting)
     stencil_rows_2d<R, Real, Eq, true, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, geo, lap, up,
-                                          updates, pairs, plane, events, m);
+                                          updates, pairs, plane, flux_table, events, m);
   else
     stencil_rows_2d<R, Real, Eq, false, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, rows_log2, geo, lap, up,
-                                           updates, pairs, plane, events, m);
+                                           updates, pairs, plane, flux_table, events, m);
 }
 
 // Writes [wx0, wx1) x [wy0, wy1) of u_now (two levels: and of u_next, its
@@ -294,11 +315,10 @@ __global__ void __launch_bounds__(512)
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
                       const int steps, const bool start, const FluxTiles<R, Real> flux,
-                      const PointUpdates<2, Real, Eq> updates, const ClusterSources<Real> sources,
-                      const ClusterSamples<Real> samples) {
+                      const FluxTable<2, R, Real> flux_table, const PointUpdates<2, Real, Eq> updates,
+                      const ClusterSources<Real> sources, const ClusterSamples<Real> samples) {
   constexpr int V = Pack<Real>::width;
-  constexpr bool Flux = F == Form::flux;
-  constexpr int Pairs = Flux ? FluxTiles<R, Real>::count : 0;
+  constexpr int Pairs = F == Form::flux_tiles ? FluxTiles<R, Real>::count : 0;
   cg::cluster_group cluster = cg::this_cluster();
   const int W = geo.width;
   Real *u_now, *u_next;
@@ -354,7 +374,8 @@ __global__ void __launch_bounds__(512)
     const int cx0 = max(x0 - left, ax.upd_lo), cx1 = min(x0 + TX + left, ax.upd_hi);
     const int cy0 = max(y0 - (outer_lo ? left : 0), ay.upd_lo), cy1 = min(y0 + TY + (outer_hi ? left : 0), ay.upd_hi);
     stencil_2d<R, Real, Eq, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, geo, lap, up,
-                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane, events, step - 1);
+                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane, flux_table, events,
+                               step - 1);
     // (d) publish the new level; swap.
     if (B > 1)
       cluster.sync();
@@ -392,11 +413,10 @@ __global__ void __launch_bounds__(512)
                        Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                        const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
                        const int steps, const bool start, Real* __restrict__ edges, const FluxTiles<R, Real> flux,
-                       const PointUpdates<2, Real, Eq> updates, const ClusterSources<Real> sources,
-                       const ClusterSamples<Real> samples) {
+                       const FluxTable<2, R, Real> flux_table, const PointUpdates<2, Real, Eq> updates,
+                       const ClusterSources<Real> sources, const ClusterSamples<Real> samples) {
   constexpr int V = Pack<Real>::width;
-  constexpr bool Flux = F == Form::flux;
-  constexpr int Pairs = Flux ? FluxTiles<R, Real>::count : 0;
+  constexpr int Pairs = F == Form::flux_tiles ? FluxTiles<R, Real>::count : 0;
   cg::grid_group grid = cg::this_grid();
   const int W = geo.width;
   Real *u_now, *u_next;
@@ -432,7 +452,8 @@ __global__ void __launch_bounds__(512)
   load_tile_2d<Real, Eq::levels, Pairs>(u_now, u_next, u, u_prev, geo, s, x0 - R, x1 + R, y0 - R, y1 + R, flux, pairs);
   for (int step = 1; step <= steps; ++step) {
     stencil_2d<R, Real, Eq, F>(u_now, u_next, s, lx, whole, cx0, cx1, cy0, cy1, geo.thread_rows_log2, geo, lap, up,
-                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane, events, step - 1);
+                               updates, Eq::levels == 2 && start && step == 1, pairs, geo.plane, flux_table, events,
+                               step - 1);
     __syncthreads();
     if (step < steps) {
       const int parity = step & 1;
@@ -473,11 +494,11 @@ __global__ void __launch_bounds__(512)
 template <int R, class Real, class Eq>
 struct Kernels2D {
   void (*streaming)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>, LaplacianWeights<2, R, Real>,
-                    typename Eq::template Update<Real>, int, bool, FluxTiles<R, Real>, PointUpdates<2, Real, Eq>,
-                    ClusterSources<Real>, ClusterSamples<Real>);
+                    typename Eq::template Update<Real>, int, bool, FluxTiles<R, Real>, FluxTable<2, R, Real>,
+                    PointUpdates<2, Real, Eq>, ClusterSources<Real>, ClusterSamples<Real>);
   void (*resident)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>, LaplacianWeights<2, R, Real>,
-                   typename Eq::template Update<Real>, int, bool, Real*, FluxTiles<R, Real>, PointUpdates<2, Real, Eq>,
-                   ClusterSources<Real>, ClusterSamples<Real>);
+                   typename Eq::template Update<Real>, int, bool, Real*, FluxTiles<R, Real>, FluxTable<2, R, Real>,
+                   PointUpdates<2, Real, Eq>, ClusterSources<Real>, ClusterSamples<Real>);
 };
 template <int R, class Real, class Eq, Form F>
 Kernels2D<R, Real, Eq> kernels_2d() {
@@ -517,6 +538,7 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     if (!this->set_geometry(problem, domain, q, media, reason)) return false;
     const int R = problem.radius, KR = q.k * R;
     constexpr int V = Pack<Real>::width;
+    if (this->flux_) with_radius(R, [&]<int RR>() { this->template flux_table<RR>(); });
     const bool power_of_2 = q.threads_y >= 1 && (q.threads_y & (q.threads_y - 1)) == 0;
     if (q.resident) {
       bool fits = q.blocks() == 1 && power_of_2 && q.tile_x > R && q.tile_y > R;
@@ -602,15 +624,16 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     }
     with_kernel([&]<int R, Form F>() {
       FluxTiles<R, Real> flux;
-      for (int i = 0; F == Form::flux && i < flux.count; ++i) flux.global[i] = this->flux_pairs_[i];
+      for (int i = 0; F == Form::flux_tiles && i < flux.count; ++i) flux.global[i] = this->flux_pairs_[i];
+      const FluxTable<2, R, Real>& flux_table = this->template flux_table<R>();
       if (geo_.plan.resident)
         HW_CUDA(cudaLaunchKernelEx(&config, kernels_2d<R, Real, Eq, F>().resident, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start, edges_.get(), flux,
+                                   this->template lap<R>(), this->update_, steps, start, edges_.get(), flux, flux_table,
                                    this->point_, sources, samples));
       else
         HW_CUDA(cudaLaunchKernelEx(&config, kernels_2d<R, Real, Eq, F>().streaming, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start, flux, this->point_, sources,
-                                   samples));
+                                   this->template lap<R>(), this->update_, steps, start, flux, flux_table, this->point_,
+                                   sources, samples));
     });
     HW_CUDA(cudaGetLastError());
   }
@@ -618,12 +641,15 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
  private:
   // f.template operator()<R, Form>() for the case's radius and the form its
   // coefficients take (each form instantiated only for an equation that has
-  // such a coefficient: the flux form for the heat, point updates for the waves).
+  // such a coefficient: the flux forms for the heat, point updates for the
+  // waves; pair tiles where alpha comes from a file).
   template <class Fn>
   decltype(auto) with_kernel(Fn&& f) const {
     return with_radius(this->radius_, [&]<int R>() {
-      if constexpr (Eq::flux_coefficient != nullptr)
-        if (!this->flux_pairs_.empty()) return f.template operator()<R, Form::flux>();
+      if constexpr (Eq::flux_coefficient != nullptr) {
+        if (!this->flux_pairs_.empty()) return f.template operator()<R, Form::flux_tiles>();
+        if (this->flux_) return f.template operator()<R, Form::flux>();
+      }
       if constexpr (has_point_form<Eq>)
         if (this->pointwise_) return f.template operator()<R, Form::point>();
       return f.template operator()<R, Form::uniform>();

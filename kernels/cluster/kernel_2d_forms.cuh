@@ -1,6 +1,6 @@
 #pragma once
 // cuda-cluster, 2D: how the kernels of kernel_2d.cuh take what varies in
-// space and time. The flux form's pair tiles (the heat's alpha), the point
+// space and time. The flux form's pair tiles (the heat's alpha from a file), the point
 // form's updates (the waves' c and gamma: calm rows once a launch, a pack's
 // own elsewhere), and a thread's sources' and receivers' points
 // (PipelineEvents2D). CUDA-only: included by kernel_2d.cuh.
@@ -8,8 +8,9 @@
 
 namespace heatwave::cuda {
 
-// Where the flux coefficient varies (the heat's alpha: solver/media.hpp), its
-// 2r pair fields K_aj, [a * R + j - 1], in the fields' layout. A launch loads
+// Where the flux coefficient comes from a file (the heat's alpha:
+// solver/media.hpp; Form::flux_tiles), its 2r pair fields K_aj,
+// [a * R + j - 1], in the fields' layout. A launch loads
 // them with the field tile into shared planes after the two levels (they do
 // not change in time: once a launch, not once a step), and the stencil takes
 // FluxPairs' terms in its order (solver/media.hpp).

@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
                       int /* steps: Steps */, const bool start, const PointUpdates<3, Real, Eq> updates,
                       const ClusterSources<Real> sources, const ClusterSamples<Real> samples,
                       const UpdateClasses3D<typename Eq::template Update<Real>> classes,
-                      const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable3D<R, Real> flux_table) {
+                      const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable<3, R, Real> flux_table) {
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, reach = Steps * R;
@@ -380,9 +380,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           [[maybe_unused]] typename PointColumn3D<Real, Eq>::Plane point_plane;
           if constexpr (F == Form::point) point_plane = point.template plane<Steady>(updates, classes, geo, y, p);
           // Form::flux, steady: the pack's pair coefficients where its points share them (layers along y or z).
-          [[maybe_unused]] FluxLane<R, Real> pack_pairs;
+          [[maybe_unused]] FluxLane<3, R, Real> pack_pairs;
           if constexpr (F == Form::flux)
-            if (Steady) pack_pairs = flux_table.lane(geo, x, y, p);
+            if (Steady) pack_pairs = flux_table.lane(geo, {x, y, p});
 #pragma unroll
           for (int v = 0; v < V; ++v) {
             const Real centre = mid.v[v];
@@ -401,9 +401,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             Real lap_value;
             if constexpr (F == Form::flux) {
               // FluxPairs' order: axes, then j, the +j pair before the -j one.
-              const FluxLane<R, Real> k = Steady          ? pack_pairs
-                                          : flux_table.at ? flux_table.lane(geo, x + v, y, p)
-                                                          : flux_lane<R>(flux, geo, x + v, y, p);
+              const FluxLane<3, R, Real> k = Steady          ? pack_pairs
+                                             : flux_table.at ? flux_table.lane(geo, {x + v, y, p})
+                                                             : flux_lane(flux, geo, {x + v, y, p});
               auto minus_pair = [&](int a, int j) {  // the same as the plus pair off the layers' axis
                 return L != 0 && a != L ? k.plus[a][j - 1] : k.minus[a][j - 1];
               };
@@ -510,7 +510,7 @@ using Kernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometr
                           typename Eq::template Update<Real>, int, bool, PointUpdates<3, Real, Eq>,
                           ClusterSources<Real>, ClusterSamples<Real>,
                           UpdateClasses3D<typename Eq::template Update<Real>>, FluxPairs<3, R, Real>,
-                          FluxTable3D<R, Real>);
+                          FluxTable<3, R, Real>);
 template <int R, class Real, class Eq, bool Clustered, Form F, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
   return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F>...};
@@ -560,7 +560,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     if (!this->fits_device(reason)) return false;
     if constexpr (has_point_form<Eq>)
       if (this->pointwise_) make_update_classes();
-    if (this->flux_) with_radius(R, [&]<int RR>() { make_flux_table<RR>(); });
+    if (this->flux_) with_radius(R, [&]<int RR>() { this->template flux_table<RR>(); });
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
     const bool clustered = q.blocks() > 1;
@@ -580,7 +580,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     with_kernel([&]<int R, Form F>() {
       HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
                                  out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start, this->point_,
-                                 sources, samples, classes_, this->template flux<R>(), flux_table<R>()));
+                                 sources, samples, classes_, this->template flux<R>(), this->template flux_table<R>()));
     });
     HW_CUDA(cudaGetLastError());
   }
@@ -632,30 +632,6 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     classes_.x_class = class_maps_[0].get(), classes_.y_offset = class_maps_[1].get();
     classes_.z_offset = class_maps_[2].get();
   }
-
-  // Form::flux where alpha is constant or in layers (no file): the table of
-  // the pair coefficients by the layers' coordinate (FluxTable3D).
-  template <int R>
-  void make_flux_table() {
-    const FluxPairs<3, R, Real>& f = this->template flux<R>();
-    if (f.alpha) return;
-    const ClusterAxis& axis = geo_.axis[f.axis];
-    FluxTable3D<R, Real>& table = std::get<R - 1>(flux_tables_);
-    table.axis = f.axis, table.lo = axis.periodic ? 0 : axis.load_lo;
-    const int n = (axis.periodic ? axis.n : axis.load_hi) - table.lo;
-    DeviceBuffer<FluxEntry<R, Real>>& entries = std::get<R - 1>(flux_entries_);
-    entries.allocate(static_cast<std::size_t>(n));
-    make_flux_table_3d<R, Real><<<(n + 255) / 256, 256>>>(entries.get(), f, geo_, table.lo, n);
-    HW_CUDA(cudaGetLastError());
-    HW_CUDA(cudaDeviceSynchronize());
-    table.at = entries.get();
-  }
-  template <int R>
-  const FluxTable3D<R, Real>& flux_table() const {
-    return std::get<R - 1>(flux_tables_);
-  }
-  std::tuple<DeviceBuffer<FluxEntry<1, Real>>, DeviceBuffer<FluxEntry<2, Real>>> flux_entries_;
-  std::tuple<FluxTable3D<1, Real>, FluxTable3D<2, Real>> flux_tables_;
 
   DeviceBuffer<UpdateEntry<typename Eq::template Update<Real>>> class_table_;
   std::array<DeviceBuffer<int>, 3> class_maps_, class_reps_;

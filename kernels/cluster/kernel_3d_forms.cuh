@@ -2,9 +2,8 @@
 // cuda-cluster, 3D: how the kernel of kernel_3d.cuh takes what varies in
 // space. The point form's updates (the waves' c and gamma, absorbing
 // profiles): the table of the updates by axis classes, made once for the
-// kernel object, and a thread's pack column's updates plane by plane. The
-// flux form's pair coefficients (the heat's alpha) at a point. CUDA-only:
-// included by kernel_3d.cuh.
+// kernel object, and a thread's pack column's updates plane by plane.
+// CUDA-only: included by kernel_3d.cuh.
 #include "kernels/cluster/common.cuh"
 
 namespace heatwave::cuda {
@@ -116,80 +115,5 @@ struct PointColumn3D {
     return updates.at(q.row, q.offset + gx, gx);
   }
 };
-
-// Form::flux (the heat's alpha varies): the pair coefficients K of a point,
-// FluxPairs' (solver/media.hpp): plus[a][j - 1] of the pair from the point to
-// +j along axis a, minus[a][j - 1] of the pair from -j to the point.
-template <int R, class Real>
-struct FluxLane {
-  Real plus[3][R], minus[3][R];
-};
-// The point (x, y, z)'s: from the tables along the layers' axis, or a file's
-// alpha by the pairs' harmonic means. Coordinates are stored_coordinate's: a
-// point past the region a level computes is computed from any stored values
-// and never kept.
-template <int R, class Real>
-__device__ __forceinline__ FluxLane<R, Real> flux_lane(const FluxPairs<3, R, Real>& f, const ClusterGeometry<3>& geo,
-                                                       int x, int y, int z) {
-  const int c[3] = {x, y, z};
-  int s[3];
-#pragma unroll
-  for (int a = 0; a < 3; ++a) s[a] = stored_coordinate(geo.axis[a], c[a]);
-  FluxLane<R, Real> k;
-  if (f.alpha) {
-    auto offset = [&](int i, int j, int l) {
-      return geo.lead + i + (j + geo.halo) * geo.stride[1] + (l + geo.halo) * geo.stride[2];
-    };
-    const long q = offset(s[0], s[1], s[2]);
-#pragma unroll
-    for (int a = 0; a < 3; ++a)
-#pragma unroll
-      for (int j = 1; j <= R; ++j) {
-        int hi[3] = {s[0], s[1], s[2]}, lo[3] = {s[0], s[1], s[2]};
-        hi[a] = stored_coordinate(geo.axis[a], c[a] + j), lo[a] = stored_coordinate(geo.axis[a], c[a] - j);
-        k.plus[a][j - 1] = f.file_pair(a, j, q, offset(hi[0], hi[1], hi[2]));
-        k.minus[a][j - 1] = f.file_pair(a, j, offset(lo[0], lo[1], lo[2]), q);
-      }
-    return k;
-  }
-  const int along = f.axis == 0 ? s[0] : f.axis == 1 ? s[1] : s[2];
-#pragma unroll
-  for (int a = 0; a < 3; ++a)
-#pragma unroll
-    for (int j = 1; j <= R; ++j) {
-      k.plus[a][j - 1] = f.table_pair(a, j, along);
-      k.minus[a][j - 1] = a == f.axis ? f.table_pair(a, j, stored_coordinate(geo.axis[a], c[a] - j)) : k.plus[a][j - 1];
-    }
-  return k;
-}
-// Where alpha is constant or in layers, a point's K depend only on its
-// coordinate along the layers' axis: a table of them by that coordinate
-// (FluxLane padded to 16 bytes: a few vector loads), made once for the kernel
-// object. Along y or z a pack's points share theirs (one entry a pack and
-// plane), along x each lane has its own.
-template <int R, class Real>
-struct alignas(16) FluxEntry {
-  FluxLane<R, Real> k;
-};
-template <int R, class Real>
-struct FluxTable3D {
-  const FluxEntry<R, Real>* at = nullptr;  // [c - lo], c the stored coordinate along `axis`; null: a file's alpha
-  int axis = 0, lo = 0;
-  __device__ const FluxLane<R, Real>& lane(const ClusterGeometry<3>& geo, int x, int y, int z) const {
-    const int c = axis == 0   ? stored_coordinate(geo.axis[0], x)
-                  : axis == 1 ? stored_coordinate(geo.axis[1], y)
-                              : stored_coordinate(geo.axis[2], z);
-    return at[c - lo].k;
-  }
-};
-// Entry k: the K of the point lo + k along the axis (0 along the others).
-template <int R, class Real>
-__global__ void __launch_bounds__(256) make_flux_table_3d(FluxEntry<R, Real>* table, const FluxPairs<3, R, Real> f,
-                                                          const ClusterGeometry<3> geo, int lo, int n) {
-  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
-    const int c = lo + k;
-    table[k].k = flux_lane<R>(f, geo, f.axis == 0 ? c : 0, f.axis == 1 ? c : 0, f.axis == 2 ? c : 0);
-  }
-}
 
 }  // namespace heatwave::cuda

@@ -240,7 +240,9 @@ std::string ClusterPlanCache::media_key(const Problem& problem) {
 }
 
 bool cluster_flux_tiles(const Problem& problem) {
-  return with_equation(problem.equation, [&]<class Eq>() { return flux_varies<Eq>(problem); });
+  return problem.dims == 2 && with_equation(problem.equation, [&]<class Eq>() {
+           return flux_varies<Eq>(problem) && problem.material.at(Eq::flux_coefficient).type == MediumType::file;
+         });
 }
 
 std::string cluster_media_gap(const Problem& problem) {

@@ -64,8 +64,10 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 // inside their pipeline, up to max_cluster_source_points a rank.
 std::string cluster_media_gap(const Problem& problem);
 inline constexpr int max_cluster_source_points = 32;  // a bit each in a thread's mask (kernels/cluster/common.cuh)
-// Whether the cluster kernels read coefficient tiles for the problem (its
-// flux coefficient varies): more shared memory a block, other plans.
+// Whether the 2D cluster kernels read coefficient tiles for the problem (its
+// flux coefficient comes from a file: pair fields, loaded with the field
+// tile): more shared memory a block, other plans. (Constant or in layers, and
+// in 3D, the pairs come from a table by the layers' coordinate or the file.)
 bool cluster_flux_tiles(const Problem& problem);
 
 // The fastest plan per GPU model and case, kept in a JSON file (written to a

@@ -29,12 +29,12 @@ class StepKernel {
   virtual KineticWeight<Real> kinetic_weight() const { return {}; }
   // The flux coefficient's pair coefficients as dense fields, where it varies
   // (device memory, [a * R + j - 1]; empty: it does not): what cuda-cluster's
-  // 2D tiles load. Made on first call: the one-step kernels compute them
-  // where they use them.
+  // 2D tiles load where alpha comes from a file. Made on first call: the
+  // one-step kernels compute them where they use them.
   virtual std::vector<const Real*> flux_pairs() const { return {}; }
   // The same as views (FluxPairs<D, R, Real> of device memory, R the
   // problem's radius: the K tables or a file's alpha), where it varies; null
-  // elsewhere: what cuda-cluster's 3D kernel reads.
+  // elsewhere: what cuda-cluster's kernels read.
   virtual const void* flux_view() const { return nullptr; }
   // The equation's PointUpdates<D, Real, Eq> (device views) where a
   // coefficient other than the flux one varies; null elsewhere.

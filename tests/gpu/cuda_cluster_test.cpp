@@ -134,9 +134,34 @@ TEST(GpuCluster, DampedWave) {
   }
 }
 
-// The heat's alpha varying in space (the pair tiles loaded with the field
-// tile): layers across x (pairs that differ along a row) and across y,
-// streaming, clustered and resident plans, every boundary set.
+// A file of alpha for a grid of n points (x first): two materials with a
+// rough interface, and noise (every pair its own harmonic mean).
+std::string alpha_file(const std::vector<int>& n) {
+  std::string name = "alpha";
+  std::size_t size = 1;
+  std::vector<std::uint64_t> shape;  // C order: slowest axis first
+  for (std::size_t a = 0; a < n.size(); ++a) {
+    name += "-" + std::to_string(n[a]), size *= static_cast<std::size_t>(n[a]);
+    shape.insert(shape.begin(), static_cast<std::uint64_t>(n[a]));
+  }
+  const std::string path = fmt::format("{}/{}.h5", std::getenv("HEATWAVE_CACHE_DIR"), name);
+  std::vector<double> alpha(size);
+  std::mt19937_64 gen(5);
+  std::uniform_real_distribution<double> noise(0.0, 0.2);
+  for (std::size_t k = 0; k < size; ++k) {
+    long weighted = 0;
+    std::size_t rest = k;
+    for (std::size_t a = 0; a < n.size(); ++a) weighted += static_cast<long>(a + 1) * (rest % n[a]), rest /= n[a];
+    alpha[k] = (weighted < n[0] + n[1] ? 0.3 : 2.5) + noise(gen);
+  }
+  hdf5::write_fields<double>(path, MPI_COMM_SELF, {shape, std::vector<std::uint64_t>(n.size(), 0), shape}, {},
+                             {{"alpha", alpha.data()}});
+  return "material: {alpha: {type: file, path: " + path + "}}\n";
+}
+// The heat's alpha varying in 2D: layers across x (pairs that differ along
+// a row) and across y (a row's points share theirs), from the table by the
+// layers' coordinate; a file of two materials (the pair tiles loaded with
+// the field tile); streaming, clustered and resident plans, every boundary set.
 TEST(GpuCluster, HeatMedia2D) {
   for (const char* axis : {"x", "y"}) {
     const std::string media = fmt::format(
@@ -148,6 +173,12 @@ TEST(GpuCluster, HeatMedia2D) {
         check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, media);
       }
   }
+  const std::string small = alpha_file({37, 29}), large = alpha_file({300, 257});
+  for (const char* plan : {static_cast<const char*>(nullptr), "1,2,32,8,0,3,1", "resident,24,12,2"})
+    for (int r : {1, 2}) {
+      check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan, small);
+      check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, large);
+    }
 }
 
 // The heat's alpha varying in 3D (Form::flux: the pair coefficients at a
@@ -156,20 +187,6 @@ TEST(GpuCluster, HeatMedia2D) {
 // (a pack's points share theirs: the steady path), and a file of two
 // materials with a rough interface; one block and clusters of blocks, deep
 // pipelines, every boundary set.
-std::string alpha_file_3d(int nx, int ny, int nz) {
-  const std::string path = fmt::format("{}/alpha-{}x{}x{}.h5", std::getenv("HEATWAVE_CACHE_DIR"), nx, ny, nz);
-  std::vector<double> alpha(static_cast<std::size_t>(nx) * ny * nz);
-  std::mt19937_64 gen(5);
-  std::uniform_real_distribution<double> noise(0.0, 0.2);
-  for (int z = 0; z < nz; ++z)
-    for (int y = 0; y < ny; ++y)
-      for (int x = 0; x < nx; ++x)
-        alpha[(static_cast<std::size_t>(z) * ny + y) * nx + x] = (x + 2 * y + 3 * z < nx + ny ? 0.3 : 2.5) + noise(gen);
-  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(nz), static_cast<std::uint64_t>(ny),
-                                         static_cast<std::uint64_t>(nx)};
-  hdf5::write_fields<double>(path, MPI_COMM_SELF, {shape, {0, 0, 0}, shape}, {}, {{"alpha", alpha.data()}});
-  return "material: {alpha: {type: file, path: " + path + "}}\n";
-}
 TEST(GpuCluster, HeatMedia3D) {
   const char* media_plans[] = {nullptr, "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1", "1,1,8,16,4,1,1"};
   for (const char* axis : {"x", "y", "z"}) {
@@ -182,7 +199,7 @@ TEST(GpuCluster, HeatMedia3D) {
       }
     check_cluster<float, 3>("heat", 1, "[23, 18, 30]", 7, 2, "1,1,16,12,9,4,1", media);  // k = 4
   }
-  const std::string small = alpha_file_3d(19, 13, 11), large = alpha_file_3d(37, 21, 26);
+  const std::string small = alpha_file({19, 13, 11}), large = alpha_file({37, 21, 26});
   for (const char* plan : media_plans)
     for (int r : {1, 2}) {
       check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, small);

@@ -280,8 +280,10 @@ TEST(UnitConfig, ClusterPlanKeyNamesTheMedia) {
     return cuda::ClusterPlanCache::key("H100", Problem::from(load_config_text(base + more, "case.yaml")), {64, 64, 64},
                                        false);
   };
-  const std::string plain = key(""), layers_y = key("material: {c: {type: layers, axis: y, interfaces: [0.5], "
-                                                    "values: [1.0, 0.5]}}\n"),
+  const std::string plain = key(""),
+                    layers_y =
+                        key("material: {c: {type: layers, axis: y, interfaces: [0.5], "
+                            "values: [1.0, 0.5]}}\n"),
                     layers_z = key("material: {c: {type: layers, axis: z, interfaces: [0.5], values: [1.0, 0.5]}}\n"),
                     absorbing = key("boundary: {default: {type: absorbing, width: 4}}\n");
   EXPECT_EQ(plain, "H100|wave|3D|float64|r1|64x64x64");
