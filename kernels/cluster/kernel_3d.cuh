@@ -228,19 +228,28 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
       sample_range<3>(samples.points, samples.count, y, max(x, x0), min(x + V, min(x0 + TX, ax.out_hi)), begin, end);
   };
   // A thread with a source's or a receiver's point in its pack column (a
-  // few in a launch) takes the general path in every iteration, where it
-  // finds and adds or records them; the others keep nothing for them (the
-  // heat's kernels run at their 64 registers).
-  bool eventful = source_lanes<3>(sources, geo, x, y) != 0;
-  if (samples.count > 0) {
+  // few in a launch) takes the general path in the iterations where a level
+  // makes one of their planes, [events_first, events_last] (on a periodic z
+  // axis, where planes wrap, in every iteration), and there finds and adds
+  // or records them; the others hold an empty window (the heat's kernels run
+  // at their 64 registers).
+  int events_first = INT_MAX, events_last = INT_MIN;
+  {
+    int z_lo = INT_MAX, z_hi = INT_MIN;
+    for (unsigned lanes = source_lanes<3>(sources, geo, x, y); lanes; lanes &= lanes - 1) {
+      const int z = sources.points[__ffs(lanes) - 1].i[2];
+      z_lo = min(z_lo, z), z_hi = max(z_hi, z);
+    }
     int begin, end;
     own_samples(begin, end);
-    eventful = eventful || end > begin;
+    for (int k = begin; k < end; ++k) z_lo = min(z_lo, samples.points[k].i[2]), z_hi = max(z_hi, samples.points[k].i[2]);
+    if (z_lo <= z_hi)  // level t makes plane zs + i - t r in iteration i
+      events_first = az.periodic ? INT_MIN : z_lo - zs + R, events_last = az.periodic ? INT_MAX : z_hi - zs + reach;
   }
-  // Threads that take the steady iterations' lean path: not eventful, and
-  // with Form::point, their updates from the classes' table (without one,
-  // each point's is made from the coefficient views: the general path's).
-  bool steady_thread = !eventful;
+  // Threads that take the steady iterations' lean path outside their events'
+  // window: with Form::point, their updates from the classes' table (without
+  // one, each point's is made from the coefficient views: the general path's).
+  bool steady_thread = true;
   if constexpr (F == Form::point) steady_thread = steady_thread && classes.at;
   // With Form::flux, their pair coefficients from the table by the layers'
   // coordinate (a file's alpha: each point's from its harmonic means, on the
@@ -438,7 +447,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
               result.v[v] =
                   start && t == 1 ? at.start(centre, result.v[v], lap_value) : at.step(centre, result.v[v], lap_value);
           }
-          if (!Steady && eventful)
+          if (!Steady && events_first <= events_last)
             if (const unsigned lanes = source_lanes<3>(sources, geo, x, y))
               result = add_sources<3, Real, Eq, F>(result, lanes, sources, geo, x, y, p, t - 1, start && t == 1, up,
                                                    updates);
@@ -459,7 +468,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           // Receivers: the level of step t of the launch, or the one before
           // it (u^{m-1}: level t-1 at p), on planes of the block's slab.
           int row;
-          if (!Steady && eventful && p >= z0 && p < z1 && samples.sampled(t, row)) {
+          if (!Steady && events_first <= events_last && p >= z0 && p < z1 && samples.sampled(t, row)) {
             int begin, end;
             own_samples(begin, end);
             record_samples_3d(result, mid, samples, begin, end, x, p, row);
@@ -487,7 +496,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           if (t < Steps) push(window[t], result);
       }
     };
-    if (steady_thread && i >= steady_first && i < steady_last) {
+    if (steady_thread && i >= steady_first && i < steady_last && (i < events_first || i > events_last)) {
       if constexpr (F == Form::flux) {
         if (flux_table.axis == 1)
           levels.template operator()<true, 1>();
