@@ -348,8 +348,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
       w[2 * R] = pack;
     };
     if constexpr (windows) push(window[0], load_pack(own_pack(0, i)));
-    // Form::flux, steady: L is the layers' axis (1 or 2; 0 elsewhere): the
-    // pairs along the other axes are the same both ways (a register each).
+    // Steady, what a pack's lanes share (0: nothing known). Form::flux: L is
+    // the layers' axis (1 or 2): the pairs along the other axes are the same
+    // both ways (a register each). Form::point: L 1 where the lanes share
+    // their x class, so their update (one, not one a lane).
     auto levels = [&]<bool Steady, int L = 0>() {
 #pragma unroll
       for (int t = 1; t <= Steps; ++t) {
@@ -397,7 +399,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             const Real centre = mid.v[v];
             const typename Eq::template Update<Real> at = [&] {
               if constexpr (F == Form::point)
-                return point.template at<Steady>(updates, geo, point_plane, x, v);
+                return point.template at<Steady, L == 1>(updates, geo, point_plane, x, v);
               else
                 return up;
             }();
@@ -502,6 +504,11 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           levels.template operator()<true, 1>();
         else
           levels.template operator()<true, 2>();
+      } else if constexpr (F == Form::point) {
+        if (point.x_same)  // all but the packs in an x absorbing layer (a branch a warp at its edges)
+          levels.template operator()<true, 1>();
+        else
+          levels.template operator()<true>();
       } else {
         levels.template operator()<true>();
       }

@@ -104,12 +104,14 @@ struct PointColumn3D {
     q.offset = geo.lead + (gy + geo.halo) * geo.stride[1] + (gz + geo.halo) * geo.stride[2];
     return q;
   }
-  // The update of lane v's point (x: the pack's first).
-  template <bool Table>
+  // The update of lane v's point (x: the pack's first). Same: the lanes
+  // share their x class (the steady path's own code for such packs).
+  template <bool Table, bool Same = false>
   __device__ Update at(const Updates& updates, const ClusterGeometry<3>& geo, const Plane& q, int x, int v) const {
-    // Steady: a load a lane (choosing lane 0's entry by x_same costs
-    // selects in every pack: the shot 3% slower).
-    if (Table) return v == 0 ? q.first : q.entries[x_classes >> (8 * v) & 255u].update;
+    // Steady: lane 0's entry where the lanes share it, else a load a lane
+    // (choosing lane 0's entry by x_same at run time costs selects in every
+    // pack: the shot 3% slower).
+    if (Table) return v == 0 || Same ? q.first : q.entries[x_classes >> (8 * v) & 255u].update;
     if (row) return v == 0 || x_same ? q.first : q.entries[x_classes >> (8 * v) & 255u].update;
     const int gx = stored_coordinate(geo.axis[0], x + v);
     return updates.at(q.row, q.offset + gx, gx);
