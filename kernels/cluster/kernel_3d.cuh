@@ -504,8 +504,12 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           levels.template operator()<true, 1>();
         else
           levels.template operator()<true, 2>();
-      } else if constexpr (F == Form::point) {
-        if (point.x_same)  // all but the packs in an x absorbing layer (a branch a warp at its edges)
+      } else if constexpr (F == Form::point && Steps < 4) {
+        // All but the packs in an x absorbing layer (a branch a warp at its
+        // edges). Not at k 4: the second steady path's registers cost more
+        // than it saves there (the shot's 56x24x64 k 4: 1.72 against 1.21 ms
+        // a step in the autotune, spills 36 -> 56 bytes).
+        if (point.x_same)
           levels.template operator()<true, 1>();
         else
           levels.template operator()<true>();
