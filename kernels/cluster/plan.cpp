@@ -234,9 +234,7 @@ std::string ClusterPlanCache::media_key(const Problem& problem) {
     key += "|" + name + ":" + to_string(medium.type);
     if (medium.type == MediumType::layers) key += "xyz"[medium.axis];
   }
-  for (int a = 0; a < problem.dims; ++a)
-    if (problem.faces[a][0].absorbing > 0 || problem.faces[a][1].absorbing > 0) return key + "|absorbing";
-  return key;
+  return has_absorbing_faces(problem) ? key + "|absorbing" : key;
 }
 
 bool cluster_flux_tiles(const Problem& problem) {
