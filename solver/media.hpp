@@ -276,6 +276,12 @@ struct FluxPairs {
   // clamps coordinates finds it itself).
   HW_HD Real file_pair(int a, int j, long p, long q) const { return w[a][j - 1] * harmonic_mean(alpha[p], alpha[q]); }
   HW_HD Real table_pair(int a, int j, long along) const { return table[a][j - 1][along - lo]; }
+  // The terms of one axis and offset j at a point of value `centre`: the pair
+  // to +j (coefficient k_plus, far value u_plus), then the pair from -j. The
+  // one order of operations every form and backend sums them in.
+  HW_HD static Real add_pair_terms(Real sum, Real centre, Real k_plus, Real u_plus, Real k_minus, Real u_minus) {
+    return fused(k_minus, u_minus - centre, fused(k_plus, u_plus - centre, sum));
+  }
 
   // div(alpha grad u) at p (along = component(i, axis)), and the same with
   // alpha known to be a file's or the tables (no choice a point: a CPU's
@@ -302,8 +308,8 @@ struct FluxPairs {
       HW_UNROLL
       for (int j = 1; j <= R; ++j) {
         const long s = j * stride[a];
-        sum = fused(k(a, j, p, along), u[p + s] - centre, sum);
-        sum = fused(k(a, j, p - s, a == axis ? along - j : along), u[p - s] - centre, sum);
+        sum = add_pair_terms(sum, centre, k(a, j, p, along), u[p + s], k(a, j, p - s, a == axis ? along - j : along),
+                             u[p - s]);
       }
     }
     return sum;

@@ -441,6 +441,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
              LaplacianWeights<D, 2, Real>::make(problem.spacing, strides)};
     update_ = Update::make(uniform_coefficients<Eq>(problem), problem.dt);  // the flux coefficient in the pairs
     problem_ = problem;
+    if (flux_) with_radius(R, [&]<int RR>() { build_flux_table<RR>(); });
     return set_sources(media, reason);
   }
 
@@ -591,12 +592,16 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     return std::get<R - 1>(fluxes_);
   }
   // Form::flux where alpha is constant or in layers (no file): the table of
-  // the pair coefficients by the layers' coordinate (FluxTable), once.
+  // the pair coefficients by the layers' coordinate (FluxTable); null elsewhere.
   template <int R>
-  const FluxTable<D, R, Real>& flux_table() {
+  const FluxTable<D, R, Real>& flux_table() const {
+    return std::get<R - 1>(flux_tables_);
+  }
+  template <int R>
+  void build_flux_table() {
     FluxTable<D, R, Real>& table = std::get<R - 1>(flux_tables_);
     const FluxPairs<D, R, Real>& f = flux<R>();
-    if (!flux_ || f.alpha || table.at) return table;
+    if (f.alpha) return;
     const ClusterAxis& axis = geo_.axis[f.axis];
     table.axis = f.axis, table.lo = axis.periodic ? 0 : axis.load_lo;
     const int n = (axis.periodic ? axis.n : axis.load_hi) - table.lo;
@@ -606,7 +611,6 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     HW_CUDA(cudaGetLastError());
     HW_CUDA(cudaDeviceSynchronize());
     table.at = entries.get();
-    return table;
   }
 
   int radius_ = 1;

@@ -195,32 +195,30 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
       }
       Real lap_value;
       if constexpr (F == Form::flux) {
-        // FluxPairs' order: axes, then j, the +j pair before the -j one.
+        // FluxPairs' order: axes, then j (add_pair_terms).
+        using Pairs = FluxPairs<2, R, Real>;
         const FluxLane<2, R, Real> kk = flux_table.axis == 1 ? row_pairs : flux_table.lane(geo, {s.xbase + lx + v, y});
         lap_value = 0;
 #pragma unroll
-        for (int j = 1; j <= R; ++j) {
-          lap_value = fused(kk.plus[0][j - 1], plus[j] - centre, lap_value);
-          lap_value = fused(kk.minus[0][j - 1], minus[j] - centre, lap_value);
-        }
+        for (int j = 1; j <= R; ++j)
+          lap_value =
+              Pairs::add_pair_terms(lap_value, centre, kk.plus[0][j - 1], plus[j], kk.minus[0][j - 1], minus[j]);
 #pragma unroll
-        for (int j = 1; j <= R; ++j) {
-          lap_value = fused(kk.plus[1][j - 1], column[R + j].v[v] - centre, lap_value);
-          lap_value = fused(kk.minus[1][j - 1], column[R - j].v[v] - centre, lap_value);
-        }
+        for (int j = 1; j <= R; ++j)
+          lap_value = Pairs::add_pair_terms(lap_value, centre, kk.plus[1][j - 1], column[R + j].v[v],
+                                            kk.minus[1][j - 1], column[R - j].v[v]);
       } else if constexpr (Tiles) {
-        // FluxPairs' order: axes, then j, the +j pair before the -j one.
+        // FluxPairs' order: axes, then j (add_pair_terms).
+        using Pairs = FluxPairs<2, R, Real>;
         lap_value = 0;
 #pragma unroll
-        for (int j = 1; j <= R; ++j) {
-          lap_value = fused(kx[j - 1].v[v], plus[j] - centre, lap_value);
-          lap_value = fused(v - j >= 0 ? kx[j - 1].v[v - j] : kx_left[j - 1][j - v], minus[j] - centre, lap_value);
-        }
+        for (int j = 1; j <= R; ++j)
+          lap_value = Pairs::add_pair_terms(lap_value, centre, kx[j - 1].v[v], plus[j],
+                                            v - j >= 0 ? kx[j - 1].v[v - j] : kx_left[j - 1][j - v], minus[j]);
 #pragma unroll
-        for (int j = 1; j <= R; ++j) {
-          lap_value = fused(ky[j - 1][R].v[v], column[R + j].v[v] - centre, lap_value);
-          lap_value = fused(ky[j - 1][R - j].v[v], column[R - j].v[v] - centre, lap_value);
-        }
+        for (int j = 1; j <= R; ++j)
+          lap_value = Pairs::add_pair_terms(lap_value, centre, ky[j - 1][R].v[v], column[R + j].v[v],
+                                            ky[j - 1][R - j].v[v], column[R - j].v[v]);
       } else {
         lap_value = lap.add(0, lap.start(centre), minus, plus);
 #pragma unroll
@@ -538,7 +536,6 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
     if (!this->set_geometry(problem, domain, q, media, reason)) return false;
     const int R = problem.radius, KR = q.k * R;
     constexpr int V = Pack<Real>::width;
-    if (this->flux_) with_radius(R, [&]<int RR>() { this->template flux_table<RR>(); });
     const bool power_of_2 = q.threads_y >= 1 && (q.threads_y & (q.threads_y - 1)) == 0;
     if (q.resident) {
       bool fits = q.blocks() == 1 && power_of_2 && q.tile_x > R && q.tile_y > R;

@@ -242,19 +242,22 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     }
     int begin, end;
     own_samples(begin, end);
-    for (int k = begin; k < end; ++k) z_lo = min(z_lo, samples.points[k].i[2]), z_hi = max(z_hi, samples.points[k].i[2]);
+    for (int k = begin; k < end; ++k) {
+      const int z = samples.points[k].i[2];
+      z_lo = min(z_lo, z), z_hi = max(z_hi, z);
+    }
     if (z_lo <= z_hi)  // level t makes plane zs + i - t r in iteration i
       events_first = az.periodic ? INT_MIN : z_lo - zs + R, events_last = az.periodic ? INT_MAX : z_hi - zs + reach;
   }
   // Threads that take the steady iterations' lean path outside their events'
   // window: with Form::point, their updates from the classes' table (without
   // one, each point's is made from the coefficient views: the general path's).
-  bool steady_thread = true;
-  if constexpr (F == Form::point) steady_thread = steady_thread && classes.at;
   // With Form::flux, their pair coefficients from the table by the layers'
-  // coordinate (a file's alpha: each point's from its harmonic means, on the
-  // general path).
-  if constexpr (F == Form::flux) steady_thread = steady_thread && flux_table.at && flux_table.axis != 0;
+  // coordinate, shared by a pack's points (layers along x and a file's alpha:
+  // each point's, on the general path).
+  const bool steady_thread = F == Form::point  ? classes.at != nullptr
+                             : F == Form::flux ? flux_table.at != nullptr && flux_table.axis != 0
+                                               : true;
 
   // Two levels at radius 1: each level's last three planes at the thread's
   // pack, in registers: the z neighbours of the next level's stencil and
@@ -350,8 +353,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     if constexpr (windows) push(window[0], load_pack(own_pack(0, i)));
     // Steady, what a pack's lanes share (0: nothing known). Form::flux: L is
     // the layers' axis (1 or 2): the pairs along the other axes are the same
-    // both ways (a register each). Form::point: L 1 where the lanes share
-    // their x class, so their update (one, not one a lane).
+    // both ways (a register each; one steady path for both axes instead ran
+    // the 3D layers 7.5% slower, H100). Form::point: L 1 where the lanes
+    // share their x class, so their update (one, not one a lane).
     auto levels = [&]<bool Steady, int L = 0>() {
 #pragma unroll
       for (int t = 1; t <= Steps; ++t) {
@@ -411,29 +415,27 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
             }
             Real lap_value;
             if constexpr (F == Form::flux) {
-              // FluxPairs' order: axes, then j, the +j pair before the -j one.
+              // FluxPairs' order: axes, then j (add_pair_terms).
               const FluxLane<3, R, Real> k = Steady          ? pack_pairs
                                              : flux_table.at ? flux_table.lane(geo, {x + v, y, p})
                                                              : flux_lane(flux, geo, {x + v, y, p});
               auto minus_pair = [&](int a, int j) {  // the same as the plus pair off the layers' axis
                 return L != 0 && a != L ? k.plus[a][j - 1] : k.minus[a][j - 1];
               };
+              using Pairs = FluxPairs<3, R, Real>;
               lap_value = 0;
 #pragma unroll
-              for (int j = 1; j <= R; ++j) {
-                lap_value = fused(k.plus[0][j - 1], plus[j] - centre, lap_value);
-                lap_value = fused(minus_pair(0, j), minus[j] - centre, lap_value);
-              }
+              for (int j = 1; j <= R; ++j)
+                lap_value =
+                    Pairs::add_pair_terms(lap_value, centre, k.plus[0][j - 1], plus[j], minus_pair(0, j), minus[j]);
 #pragma unroll
-              for (int j = 1; j <= R; ++j) {
-                lap_value = fused(k.plus[1][j - 1], above[j].v[v] - centre, lap_value);
-                lap_value = fused(minus_pair(1, j), below[j].v[v] - centre, lap_value);
-              }
+              for (int j = 1; j <= R; ++j)
+                lap_value = Pairs::add_pair_terms(lap_value, centre, k.plus[1][j - 1], above[j].v[v], minus_pair(1, j),
+                                                  below[j].v[v]);
 #pragma unroll
-              for (int j = 1; j <= R; ++j) {
-                lap_value = fused(k.plus[2][j - 1], column[R + j].v[v] - centre, lap_value);
-                lap_value = fused(minus_pair(2, j), column[R - j].v[v] - centre, lap_value);
-              }
+              for (int j = 1; j <= R; ++j)
+                lap_value = Pairs::add_pair_terms(lap_value, centre, k.plus[2][j - 1], column[R + j].v[v],
+                                                  minus_pair(2, j), column[R - j].v[v]);
             } else {
               lap_value = lap.add(0, lap.start(centre), minus, plus);
 #pragma unroll
@@ -580,7 +582,6 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     if (!this->fits_device(reason)) return false;
     if constexpr (has_point_form<Eq>)
       if (this->pointwise_) make_update_classes();
-    if (this->flux_) with_radius(R, [&]<int RR>() { this->template flux_table<RR>(); });
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
     const bool clustered = q.blocks() > 1;
