@@ -537,17 +537,20 @@ template <int R, class Real, class Eq, bool Clustered, Form F, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
   return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F>...};
 }
+template <int R, class Real, class Eq, Form F, bool Clustered>
+Kernel3D<R, Real, Eq> kernel_3d_of(int steps) {
+  constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
+  return kernels_3d<R, Real, Eq, Clustered, F>(counts)[steps - 1];
+}
 template <int R, class Real, class Eq, Form F>
 Kernel3D<R, Real, Eq> kernel_3d(int steps, bool clustered) {
-  constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
-  return clustered ? kernels_3d<R, Real, Eq, true, F>(counts)[steps - 1]
-                   : kernels_3d<R, Real, Eq, false, F>(counts)[steps - 1];
+  return clustered ? kernel_3d_of<R, Real, Eq, F, true>(steps) : kernel_3d_of<R, Real, Eq, F, false>(steps);
 }
-// A form's kernels of one radius, precision and equation: declared
-// (`which`: extern) in the unit of the kernel objects, built (`which`
-// empty) in a unit of their own (CMakeLists.txt generates both).
-#define HEATWAVE_CLUSTER_FORM_3D(which, R, Real, Eq, F) \
-  which template Kernel3D<R, Real, Eq> kernel_3d<R, Real, Eq, F>(int, bool);
+// A form's kernels of one radius, precision, equation and clustering:
+// declared (`which`: extern) in the unit of the kernel objects, built
+// (`which` empty) in a unit of their own (CMakeLists.txt generates both).
+#define HEATWAVE_CLUSTER_FORM_3D(which, R, Real, Eq, F, Clustered) \
+  which template Kernel3D<R, Real, Eq> kernel_3d_of<R, Real, Eq, F, Clustered>(int);
 
 // ---------------------------------------------------------------- host side ---
 
