@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "core/central_difference.hpp"
+
 namespace heatwave {
 
 // f.template operator()<I>() for the I in [0, N) equal to `index`.
@@ -23,11 +25,14 @@ decltype(auto) with_index(std::size_t index, F&& f) {
   }
 }
 
-// The stencil radius (1: 2nd order, 2: 4th order).
-template <class F>
+// The stencil radius, 1..MaxRadius (order 2r). A MaxRadius below
+// max_radius: code built for the lower radii only (the cluster kernels).
+template <int MaxRadius = max_radius, class F>
 decltype(auto) with_radius(int radius, F&& f) {
-  if (radius != 1 && radius != 2) throw std::logic_error("stencil radius " + std::to_string(radius) + " is not 1 or 2");
-  return with_index<2>(static_cast<std::size_t>(radius - 1), [&]<std::size_t I>() -> decltype(auto) {
+  static_assert(MaxRadius >= 1 && MaxRadius <= max_radius);
+  if (radius < 1 || radius > MaxRadius)
+    throw std::logic_error("stencil radius " + std::to_string(radius) + " is not 1.." + std::to_string(MaxRadius));
+  return with_index<MaxRadius>(static_cast<std::size_t>(radius - 1), [&]<std::size_t I>() -> decltype(auto) {
     return f.template operator()<static_cast<int>(I) + 1>();
   });
 }

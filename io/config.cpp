@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/central_difference.hpp"
 #include "io/errors.hpp"
 #include "io/yaml_file.hpp"
 #include "io/yaml_section.hpp"
@@ -361,7 +362,7 @@ Config parse(const YAML::Node& root, const std::string& file) {
   if (top.has("stencil")) {
     Section st = top.section("stencil", {"radius"});
     cfg.radius = st.get<int>("radius", 1);
-    if (cfg.radius != 1 && cfg.radius != 2) st.invalid("radius", "must be 1 (2nd order) or 2 (4th order)");
+    if (cfg.radius < 1 || cfg.radius > max_radius) st.invalid("radius", "must be 1, 2, 3 or 4 (order 2, 4, 6 or 8)");
   }
 
   // Physics: the chosen equation's coefficients only, at the top level or in `material:`.

@@ -162,7 +162,7 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
                        ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
   const int sharing = (local_ranks + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size());
   check_memory(p, run, domain, local_ranks, GpuShare{device.index, sharing}, comm);
-  if (const std::string gap = cuda::cluster_media_gap(p); kind == BackendKind::cuda_cluster && !gap.empty()) {
+  if (const std::string gap = cuda::cluster_gap(p); kind == BackendKind::cuda_cluster && !gap.empty()) {
     spdlog::warn("backend cuda-cluster: {} (docs/design.md)", gap);
     reason += "; falling back to the cuda backend: " + gap;
   } else if (kind == BackendKind::cuda_cluster) {

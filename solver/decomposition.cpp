@@ -46,6 +46,15 @@ Decomposition::Decomposition(const Problem& problem, const ParallelSettings& par
                                            std::to_string(thinnest) + " points thin, less than the halo depth " +
                                            std::to_string(halo_) +
                                            " (exchange_every * radius): use fewer ranks or a smaller exchange_every");
+    // A box at a face fills its ghosts from its own points up to r inside
+    // (their mirror images): r + 1 of them at least.
+    if (dims_[a] > 1 && !problem.periodic[a] && thinnest <= problem.radius)
+      throw Error(ExitCode::mpi_error, src + ": boxes along axis " + std::string(axis_names[a]) + " are " +
+                                           std::to_string(thinnest) + " points thin, but a box at a face needs " +
+                                           std::to_string(problem.radius + 1) +
+                                           " (radius + 1: its ghosts mirror the points up to the radius inside the "
+                                           "face): use fewer ranks along " +
+                                           axis_names[a]);
   }
   check_mpi(MPI_Cart_create(comm, dims, requested, periods, /*reorder=*/0, &cart_), "MPI_Cart_create");
   check_mpi(MPI_Comm_rank(cart_, &rank_), "MPI_Comm_rank");

@@ -62,12 +62,13 @@ struct Taken {
 // Along an axis of n points, the global index `g` (maybe past a face): its
 // periodic image, its own point, or past a non-periodic face either its
 // mirror image (`continued` false: a source's value, which no step reads)
-// or the quartic through the 5 points nearest the face evaluated at g (a
-// coefficient continued past the face, to O(h^5), so that radius 2 keeps
-// order 4: docs/design.md, "Coefficients past the faces").
-Taken taken_from(long g, long n, bool periodic, bool continued) {
+// or the polynomial through the continued_points(radius) points nearest the
+// face evaluated at g (a coefficient continued past the face, to O(h^(2r+1))
+// and at least O(h^5), so that radius r keeps order 2r: docs/design.md,
+// "Coefficients past the faces").
+Taken taken_from(long g, long n, bool periodic, bool continued, int radius) {
   if (periodic || (g >= 0 && g < n) || !continued) return {{{sample_index(g, n, periodic), 1.0}}};
-  const long m = std::min<long>(5, n);
+  const long m = std::min<long>(continued_points(radius), n);
   const long first = g < 0 ? 0 : n - m;
   Taken t;
   for (long k = 0; k < m; ++k) {
@@ -82,7 +83,7 @@ Taken taken_from(long g, long n, bool periodic, bool continued) {
 // The value every storage point takes from a field file (layout order, NaN
 // in the padding), read with one hyperslab per combination of contiguous
 // runs of the global indices the storage box needs (a periodic halo needs
-// the far side of the axis; a continued ghost the 5 points by the face).
+// the far side of the axis; a continued ghost the points by the face).
 template <int D>
 std::vector<double> sample_file(const Problem& p, const std::string& path, const std::string& dataset,
                                 const LocalDomain<D>& domain, bool continued) {
@@ -94,7 +95,7 @@ std::vector<double> sample_file(const Problem& p, const std::string& path, const
   for (int a = 0; a < D; ++a) {
     std::vector<long> needed;
     for (long i = storage.lo[a]; i < storage.hi[a]; ++i) {
-      taken[a].push_back(taken_from(i + domain.offset[a], p.points[a], p.periodic[a], continued));
+      taken[a].push_back(taken_from(i + domain.offset[a], p.points[a], p.periodic[a], continued, p.radius));
       for (const auto& [g, w] : taken[a].back().terms) needed.push_back(g);
     }
     std::sort(needed.begin(), needed.end());
@@ -357,22 +358,20 @@ std::vector<double> axis_table(const Problem& p, const LocalDomain<D>& domain, i
 }
 
 // A coefficient's file (layout order) in the working precision, continued
-// past the faces by quartic extrapolation, never below the data's least
-// value (a positive coefficient stays positive).
+// past the faces by polynomial extrapolation (taken_from), never below half
+// the data's least value (a positive coefficient stays positive; the least
+// value itself cut the order of a coefficient that falls towards a face to
+// 3.4-3.6 at radius 3 and 4, whose ghosts reach further out).
 template <class Real, int D>
 std::vector<Real> file_field(const Problem& p, const std::string& key, const std::string& path,
                              const std::string& dataset, const LocalDomain<D>& domain) {
-  const double least = p.material_range.at(key).first;
+  const double least = continued_floor(p.material_range.at(key).first);
   startup_progress(fmt::format("reading {} from {}", key, path));
   const std::vector<double> values = sample_file(p, path, dataset, domain, true);
   std::vector<Real> field(values.size());
   for (std::size_t k = 0; k < values.size(); ++k)
     field[k] = static_cast<Real>(std::isnan(values[k]) ? values[k] : std::max(values[k], least));
   return field;
-}
-
-double central_weight(int radius, int j) {
-  return radius == 1 ? CentralDifference<1>::weight[j] : CentralDifference<2>::weight[j];
 }
 
 // A point source on a rank: along each axis the storage indices that are the

@@ -11,6 +11,8 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/hd.hpp"
@@ -38,6 +40,13 @@ void check_source_file(const std::string& config, std::size_t index, const Sourc
 // points: itself inside the grid; past a face its mirror image (even
 // reflection about the boundary point), or its periodic image.
 long sample_index(long g, long n, bool periodic);
+// The points nearest a face through which a file's coefficient is continued
+// past it (the polynomial of one degree less, evaluated at the ghost): 2r+1,
+// at least 5 (the quartic radius 1 and 2 take).
+inline int continued_points(int radius) { return std::max(5, 2 * radius + 1); }
+// The least value a coefficient continued past a face takes: half the
+// data's least (positive stays positive; a smooth medium keeps its order).
+inline double continued_floor(double least) { return least / 2; }
 
 // Absorbing faces (BoundaryFace::absorbing): the damped wave's gamma grows
 // into each layer as gamma_max (d/w)^2, d the points from the layer's inner
@@ -314,6 +323,15 @@ struct FluxPairs {
     }
     return sum;
   }
+};
+
+// One FluxPairs a radius 1..max_radius, by R - 1 (std::get): a backend
+// holds the radius its run uses.
+template <int D, class Real, class = std::make_integer_sequence<int, max_radius>>
+struct FluxPairsByRadius;
+template <int D, class Real, int... I>
+struct FluxPairsByRadius<D, Real, std::integer_sequence<int, I...>> {
+  using type = std::tuple<FluxPairs<D, I + 1, Real>...>;
 };
 
 // A source on a rank: the storage points it touches, as a product of index

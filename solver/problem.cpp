@@ -210,7 +210,9 @@ std::vector<std::string> check_source_frequencies(const Problem& p) {
     c_min = range != p.material_range.end() ? range->second.first : p.coefficients.get("c");
     for (int a = 0; a < p.dims; ++a) h_max = std::max(h_max, p.spacing[a]);
   }
-  const double points_wanted = p.radius == 1 ? 10 : 6, samples_wanted = 10;
+  // Points a wavelength for small dispersion, by radius (order 2, 4, 6, 8).
+  constexpr double points_by_radius[max_radius] = {10, 6, 5, 4};
+  const double points_wanted = points_by_radius[p.radius - 1], samples_wanted = 10;
   for (std::size_t i = 0; i < p.sources.size(); ++i) {
     const TimeFunction& f = p.sources[i].time;
     if (f.type != TimeFunctionType::ricker && f.type != TimeFunctionType::sine) continue;

@@ -1,33 +1,15 @@
 #pragma once
-// The discrete Laplacian: central differences of radius R (order 2R) along each
+// The discrete Laplacian: central differences of radius R (order 2R,
+// core/central_difference.hpp's weights) along each
 // axis. This is the one stencil definition every backend uses (the time update
 // is the equation's: core/equations/); the Kokkos reference in validation/
 // deliberately has its own.
 #include <array>
 
+#include "core/central_difference.hpp"
 #include "core/hd.hpp"
 
 namespace heatwave {
-
-#ifdef HEATWAVE_TEST_BROKEN_STENCIL
-// Test-only (tests/CMakeLists.txt builds heatwave_broken with it): a wrong
-// nearest-neighbour weight, to show that `heatwave validate` catches it.
-inline constexpr double neighbour_weight_error = 1e-3;
-#else
-inline constexpr double neighbour_weight_error = 0;
-#endif
-
-// Second-derivative weights c_0 (centre) .. c_R (offset +-j), for unit spacing.
-template <int R>
-struct CentralDifference;
-template <>
-struct CentralDifference<1> {
-  static constexpr double weight[2] = {-2.0, 1.0 + neighbour_weight_error};
-};
-template <>
-struct CentralDifference<2> {
-  static constexpr double weight[3] = {-30.0 / 12.0, 16.0 / 12.0 + neighbour_weight_error, -1.0 / 12.0};
-};
 
 // The weights divided by h_a^2, per axis, in the working precision, and the
 // centre's weight summed over axes.

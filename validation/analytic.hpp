@@ -14,8 +14,19 @@ namespace heatwave::analytic {
 inline constexpr double pi = 3.14159265358979323846;
 
 // s(p): the symbol of the radius-r second difference at phase p = k*pi*h/L.
+// Written out here, apart from the solver's weights (core/central_difference.hpp).
 inline double symbol(int radius, double p) {
-  return radius == 1 ? 2 * std::cos(p) - 2 : (-2 * std::cos(2 * p) + 32 * std::cos(p) - 30) / 12;
+  using std::cos;
+  switch (radius) {
+    case 1:
+      return 2 * cos(p) - 2;
+    case 2:
+      return (-2 * cos(2 * p) + 32 * cos(p) - 30) / 12;
+    case 3:
+      return (2 * cos(3 * p) - 27 * cos(2 * p) + 270 * cos(p) - 245) / 90;
+    default:
+      return (-18 * cos(4 * p) + 256 * cos(3 * p) - 2016 * cos(2 * p) + 16128 * cos(p) - 14350) / 5040;
+  }
 }
 
 // Why `ic` is not an exact mode of this problem's grid and faces ("" if it

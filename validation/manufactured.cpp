@@ -33,12 +33,6 @@ std::string Manufactured::unsupported(ManufacturedKind kind, const Problem& p) {
 ExpectedOrder Manufactured::expected(ManufacturedKind kind, const Problem& p) {
   // Only the heat's flux crosses an interface; the wave's c(x)^2 is a factor per point.
   if (kind == ManufacturedKind::layered && p.equation == Equation::heat) return {2.0, true};
-  // A Neumann face's ghosts are u's even reflection, which the flux form at
-  // radius 2 takes as alpha du/dn = 0 only where alpha is even about the face:
-  // with a slope in alpha across it, second order (measured 2.04; docs/design.md).
-  if (kind == ManufacturedKind::skewed && p.equation == Equation::heat && p.radius == 2)
-    for (int a = 0; a < p.dims; ++a)
-      if (!p.periodic[a] && p.faces[a][0].type == BoundaryType::neumann) return {2.0, true};
   return {2.0 * p.radius, false};
 }
 

@@ -289,13 +289,14 @@ class Solver {
   // (docs/design.md, "Coefficients past the faces"), in this solver's own
   // words: a periodic axis wraps; past another face a constant is itself, a
   // layered medium is the layer where the ghost lies, and a file's data is
-  // continued by the quartic through the 5 grid points nearest the face (its
-  // Lagrange form, axis by axis), never below the data's least value.
+  // continued by the polynomial through the 2r+1 grid points nearest the
+  // face, at least 5 (its Lagrange form, axis by axis), never below half the
+  // data's least value.
   Coefficient coefficient(const char* key) const {
     const auto it = problem_.material.find(key);
     const Medium* medium = it == problem_.material.end() ? nullptr : &it->second;
     const std::vector<double> values = coefficient_values(key);
-    const double least = *std::min_element(values.begin(), values.end());
+    const double floor = *std::min_element(values.begin(), values.end()) / 2;
     return over_storage([&](long g[3]) {
       for (int a = 0; a < grid_.dims; ++a)
         if (grid_.periodic[a]) g[a] = grid_.image(a, g[a]);
@@ -303,7 +304,7 @@ class Solver {
       if (medium && medium->type == MediumType::layers) {
         v = layer_value(*medium, static_cast<double>(g[medium->axis]) * grid_.h[medium->axis]);
       } else if (medium && medium->type == MediumType::file) {
-        v = std::max(least, continued(values, g, 0));
+        v = std::max(floor, continued(values, g, 0));
       } else {
         v = values[0];  // a constant
       }
@@ -329,12 +330,14 @@ class Solver {
   }
 
   // Grid values at g, continued past a non-periodic face from axis `a` on
-  // by the quartic through the 5 points nearest it (weights: Lagrange's).
+  // by the polynomial through the 2r+1 points nearest it, at least 5 (the
+  // quartic; weights: Lagrange's).
   double continued(const std::vector<double>& values, long g[3], int a) const {
     for (; a < grid_.dims; ++a)
       if (g[a] < 0 || g[a] >= grid_.n[a]) break;
     if (a == grid_.dims) return values[static_cast<std::size_t>(grid_.linear(g))];
-    const long m = std::min<long>(5, grid_.n[a]), first = g[a] < 0 ? 0 : grid_.n[a] - m, at = g[a];
+    const long nodes = std::max(5, 2 * grid_.radius + 1);
+    const long m = std::min<long>(nodes, grid_.n[a]), first = g[a] < 0 ? 0 : grid_.n[a] - m, at = g[a];
     double sum = 0;
     for (long node = 0; node < m; ++node) {
       double weight = 1;
@@ -357,7 +360,11 @@ class Solver {
   }
 
   // lap(u) at storage point (x, y, z): the 1D second differences summed over
-  // the active axes, radius 1 (order 2) or radius 2 (order 4).
+  // the active axes, radius 1 to 4 (order 2 to 8), in this file's own
+  // numbers: integer numerators over a common denominator.
+  static constexpr double numerators[4][5] = {
+      {-2, 1}, {-30, 16, -1}, {-490, 270, -27, 2}, {-14350, 8064, -1008, 128, -9}};
+  static constexpr double denominators[4] = {1, 12, 180, 5040};
   struct Laplacian {
     Field u;
     int dims, radius;
@@ -368,8 +375,16 @@ class Solver {
         auto at = [&](int offset) {
           return u(x + (a == 0 ? offset : 0), y + (a == 1 ? offset : 0), z + (a == 2 ? offset : 0));
         };
-        const Real d2 =
-            radius == 1 ? at(-1) - 2 * at(0) + at(1) : (-at(-2) + 16 * at(-1) - 30 * at(0) + 16 * at(1) - at(2)) / 12;
+        Real d2;
+        if (radius == 1) {
+          d2 = at(-1) - 2 * at(0) + at(1);
+        } else if (radius == 2) {
+          d2 = (-at(-2) + 16 * at(-1) - 30 * at(0) + 16 * at(1) - at(2)) / 12;
+        } else {  // numerators over a common denominator, from the centre out
+          d2 = static_cast<Real>(numerators[radius - 1][0]) * at(0);
+          for (int j = 1; j <= radius; ++j) d2 += static_cast<Real>(numerators[radius - 1][j]) * (at(-j) + at(j));
+          d2 /= static_cast<Real>(denominators[radius - 1]);
+        }
         lap += d2 * inv_h2[a];
       }
       return lap;
@@ -384,8 +399,9 @@ class Solver {
   // div(alpha grad u) at storage point (x, y, z) in flux form: from each
   // point j = 1..r apart along an axis a flux c_j/h^2 * 2ab/(a+b) * (u_q - u_p),
   // a and b alpha at the two points (the harmonic mean: the exact
-  // conductance of an interface midway); c_1 = 1 (r 1), or 16/12 and c_2 =
-  // -1/12 (r 2). Each pair's flux is the same seen from either end.
+  // conductance of an interface midway); c_j the Laplacian's weights above
+  // (r 1: c_1 = 1; r 2: 16/12 and -1/12). Each pair's flux is the same seen
+  // from either end.
   struct FluxForm {
     Field u;
     Coefficient alpha;
@@ -397,7 +413,7 @@ class Solver {
       Real sum = 0;
       for (int a = 0; a < dims; ++a)
         for (int j = 1; j <= radius; ++j) {
-          const double c_j = radius == 1 ? 1.0 : (j == 1 ? 16.0 / 12.0 : -1.0 / 12.0);
+          const double c_j = numerators[radius - 1][j] / denominators[radius - 1];
           for (int side = -1; side <= 1; side += 2) {
             const int dx = a == 0 ? side * j : 0, dy = a == 1 ? side * j : 0, dz = a == 2 ? side * j : 0;
             const double there = alpha(x + dx, y + dy, z + dz);

@@ -136,11 +136,14 @@ YAML::Node base_config(const Section& c, const std::map<std::string, YAML::Node>
   return file;
 }
 
-double default_tolerance(CheckKind kind, Precision precision) {
+// Radius 3 and 4: more terms a point round (fp32: exact modes measured to
+// 1.13e-5 at radius 3), and orders 6 and 8 reach their asymptote later.
+double default_tolerance(CheckKind kind, Precision precision, int radius) {
   const bool f32 = precision == Precision::float32;
+  const double terms = std::max(1.0, (2 * radius + 1) / 5.0);  // 1 for radius 1 and 2
   switch (kind) {
     case CheckKind::exact:
-      return f32 ? 1e-5 : 1e-12;
+      return f32 ? 1e-5 * terms : 1e-12;
     // Two implementations round differently, and the differences grow with the steps.
     case CheckKind::reference:
       return f32 ? 1e-4 : 1e-11;
@@ -148,7 +151,7 @@ double default_tolerance(CheckKind kind, Precision precision) {
       return f32 ? 1e-5 : 1e-12;
     case CheckKind::convergence:
     case CheckKind::manufactured:
-      return 0.1;
+      return radius <= 2 ? 0.1 : 0.15;
   }
   return 0;
 }
@@ -249,7 +252,7 @@ Check parse_check(const Section& checks, const std::string& key, CheckKind kind,
   Section s(n.IsNull() ? YAML::Node(YAML::NodeType::Map) : n, checks.qualified(key), checks.file(), allowed);
   Check c;
   c.kind = kind;
-  c.tolerance = s.get<double>("tolerance", default_tolerance(kind, p.precision));
+  c.tolerance = s.get<double>("tolerance", default_tolerance(kind, p.precision, p.radius));
   if (c.tolerance <= 0) s.invalid("tolerance", "must be > 0");
   if (convergence) {
     c.levels = s.get<int>("levels", c.levels);

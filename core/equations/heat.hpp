@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/central_difference.hpp"
 #include "core/equations/equation.hpp"
 
 namespace heatwave {
@@ -19,13 +20,16 @@ struct Heat {
   static constexpr Conserved conserved = Conserved::mean;
   static constexpr bool has_energy = false;
 
-  // Von Neumann, highest grid mode: alpha*dt*sum(1/h^2) <= 1/2 (radius 1) or 3/8 (radius 2).
+  // Von Neumann, highest grid mode (core/central_difference.hpp):
+  // alpha*dt*sum(1/h^2) <= 2 / highest_mode(radius).
   static double stability_number(const Coefficients& k, double dt, double inverse_h2) {
     return k.get("alpha") * dt * inverse_h2;
   }
-  static double stability_limit(int radius) { return radius == 1 ? 0.5 : 0.375; }
+  static double stability_limit(int radius) { return diffusion_limit(radius); }
   static const char* stability_rule(int radius) {
-    return radius == 1 ? "alpha*dt*sum(1/h^2) <= 1/2" : "alpha*dt*sum(1/h^2) <= 3/8";
+    constexpr const char* rules[max_radius] = {"alpha*dt*sum(1/h^2) <= 1/2", "alpha*dt*sum(1/h^2) <= 3/8",
+                                               "alpha*dt*sum(1/h^2) <= 45/136", "alpha*dt*sum(1/h^2) <= 315/1024"};
+    return rules[radius - 1];
   }
 
   //   u' = u + alpha*dt * lap(u)   (u_prev unused: one level)

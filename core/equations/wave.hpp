@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/central_difference.hpp"
 #include "core/equations/equation.hpp"
 
 namespace heatwave {
@@ -28,13 +29,17 @@ struct Wave {
   static constexpr Conserved conserved = Conserved::energy;
   static constexpr bool has_energy = true;
 
-  // Von Neumann: c*dt*sqrt(sum(1/h^2)) <= 1 (radius 1) or sqrt(3)/2 (radius 2).
+  // Von Neumann, highest grid mode (core/central_difference.hpp):
+  // c*dt*sqrt(sum(1/h^2)) <= 2 / sqrt(highest_mode(radius)).
   static double stability_number(const Coefficients& k, double dt, double inverse_h2) {
     return k.get("c") * dt * std::sqrt(inverse_h2);
   }
-  static double stability_limit(int radius) { return radius == 1 ? 1.0 : std::sqrt(3.0) / 2.0; }
+  static double stability_limit(int radius) { return leapfrog_limit(radius); }
   static const char* stability_rule(int radius) {
-    return radius == 1 ? "c*dt*sqrt(sum(1/h^2)) <= 1" : "c*dt*sqrt(sum(1/h^2)) <= sqrt(3)/2";
+    constexpr const char* rules[max_radius] = {"c*dt*sqrt(sum(1/h^2)) <= 1", "c*dt*sqrt(sum(1/h^2)) <= sqrt(3)/2",
+                                               "c*dt*sqrt(sum(1/h^2)) <= sqrt(45/68)",
+                                               "c*dt*sqrt(sum(1/h^2)) <= sqrt(315/512)"};
+    return rules[radius - 1];
   }
 
   //   u' = 2u - u_prev + (c*dt)^2 * lap(u)

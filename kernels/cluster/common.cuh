@@ -393,7 +393,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     pointwise_ = media.point_updates != nullptr;
     flux_ = media.flux != nullptr;
     if (flux_)
-      with_radius(
+      with_radius<max_cluster_radius>(
           R, [&]<int RR>() { std::get<RR - 1>(fluxes_) = *static_cast<const FluxPairs<D, RR, Real>*>(media.flux); });
     const bool tiles = flux_pairs.size() == static_cast<std::size_t>(D * R);
     if (cluster_flux_tiles(problem) != tiles || (!tiles && !flux_pairs.empty()) || (tiles && !flux_) ||
@@ -441,7 +441,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
              LaplacianWeights<D, 2, Real>::make(problem.spacing, strides)};
     update_ = Update::make(uniform_coefficients<Eq>(problem), problem.dt);  // the flux coefficient in the pairs
     problem_ = problem;
-    if (flux_) with_radius(R, [&]<int RR>() { build_flux_table<RR>(); });
+    if (flux_) with_radius<max_cluster_radius>(R, [&]<int RR>() { build_flux_table<RR>(); });
     return set_sources(media, reason);
   }
 

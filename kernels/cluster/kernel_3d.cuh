@@ -666,7 +666,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
   // flux form for the heat, point updates for the waves).
   template <class Fn>
   decltype(auto) with_kernel(Fn&& f) const {
-    return with_radius(this->radius_, [&]<int R>() {
+    return with_radius<max_cluster_radius>(this->radius_, [&]<int R>() {
       if constexpr (Eq::flux_coefficient != nullptr)
         if (this->flux_) return f.template operator()<R, Form::flux>();
       if constexpr (has_point_form<Eq>)

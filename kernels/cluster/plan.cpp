@@ -243,7 +243,10 @@ bool cluster_flux_tiles(const Problem& problem) {
          });
 }
 
-std::string cluster_media_gap(const Problem& problem) {
+std::string cluster_gap(const Problem& problem) {
+  if (problem.radius > max_cluster_radius)
+    return "the cluster kernels are built for stencil radius 1 to " + std::to_string(max_cluster_radius) + ", not " +
+           std::to_string(problem.radius);
   for (const Source& source : problem.sources)
     if (source.type != SourceType::point)
       return std::string("the cluster kernels add point sources inside their pipeline, not a ") +

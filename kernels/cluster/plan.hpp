@@ -62,7 +62,8 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 // waves' updates point by point (c, gamma, absorbing profiles) in 2D and 3D,
 // read the heat's varying alpha as pair fields in 2D, and add point sources
 // inside their pipeline, up to max_cluster_source_points a rank.
-std::string cluster_media_gap(const Problem& problem);
+std::string cluster_gap(const Problem& problem);
+inline constexpr int max_cluster_radius = 2;          // the radii the cluster kernels are instantiated for
 inline constexpr int max_cluster_source_points = 32;  // a bit each in a thread's mask (kernels/cluster/common.cuh)
 // Whether the 2D cluster kernels read coefficient tiles for the problem (its
 // flux coefficient comes from a file: pair fields, loaded with the field

@@ -97,9 +97,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
     updates_ = media.updates(copies_);
     kinetic_ = media.kinetic_weight(copies_);
     with_radius(problem.radius, [&]<int R>() {
-      const auto pairs = media.template pairs<R>(problem.spacing, layout_.strides(), copies_);
-      if constexpr (R == 1) pairs1_ = pairs;
-      else pairs2_ = pairs;
+      std::get<R - 1>(pairs_) = media.template pairs<R>(problem.spacing, layout_.strides(), copies_);
     });
     flux_ = media.flux_form();
     for (std::size_t t = 0; t < media.sources.size(); ++t) sources_.push_back(media.source(t, copies_));
@@ -149,7 +147,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
 
   const void* flux_view() const override {
     if (!flux_) return nullptr;
-    return problem_.radius == 1 ? static_cast<const void*>(&pairs1_) : static_cast<const void*>(&pairs2_);
+    return with_radius(problem_.radius, [&]<int R>() { return static_cast<const void*>(&pairs<R>()); });
   }
   std::vector<const Real*> flux_pairs() const override {
     if (!flux_) return {};
@@ -178,8 +176,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
  private:
   template <int R>
   const FluxPairs<D, R, Real>& pairs() const {
-    if constexpr (R == 1) return pairs1_;
-    else return pairs2_;
+    return std::get<R - 1>(pairs_);
   }
 
   Problem problem_;
@@ -190,8 +187,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
   std::unique_ptr<StepKernel<D, Real>> plain_;  // the coefficients are constant: sources only
   PointUpdates<D, Real, Eq> updates_;
   KineticWeight<Real> kinetic_;
-  FluxPairs<D, 1, Real> pairs1_;
-  FluxPairs<D, 2, Real> pairs2_;
+  typename FluxPairsByRadius<D, Real>::type pairs_;
   std::vector<SourceView<D, Real>> sources_;
   std::vector<TimeFunction> times_;
   // The sources' points one by one for cuda-cluster, where there are at most

@@ -2,7 +2,7 @@
 """The golden test: SHA-256 of the final fields of a fixed set of cases.
 
 A refactor changes no answer. Each case (2D/3D x heat/wave x float32/float64 x
-radius 1/2, mixed boundary faces, seeded random fields, which every backend
+radius 1 to 4, mixed boundary faces, seeded random fields, which every backend
 computes bit for bit alike) runs as a user runs it, `heatwave run` (under
 mpirun for 3 ranks), and checkpoints its last step; the hash covers every
 level the checkpoint holds (u, and u_previous for the wave), in the global
@@ -53,30 +53,42 @@ DECOMPOSITIONS = {2: ["[3, 1]", "[1, 3]"], 3: ["[3, 1, 1]", "[1, 1, 3]"]}
 def cases():
     """(name, yaml, ranks) for every case, 1 and 3 ranks."""
     out = []
+    # Radius 1 and 2 (the cases recorded first, numbered as they always
+    # were), then radius 3 and 4 numbered on from there. At radius 3 and 4 a
+    # rank's 7 (3D) or 12 (2D) owned points hold halos of 1 and 2 steps.
     index = 0
-    for dims in (2, 3):
-        for equation in ("heat", "wave"):
-            for precision in ("float32", "float64"):
-                for radius in (1, 2):
-                    boundary = BOUNDARIES[dims][index % 2]
-                    base = f"{equation}-{dims}d-{precision}-r{radius}"
-                    velocity = "velocity: {type: random, seed: %d, amplitude: 0.5}\n" % (100 + index) if equation == "wave" else ""
-                    for ranks in (1, 3):
-                        decomposition = DECOMPOSITIONS[dims][index % 2] if ranks == 3 else ("[1, 1]" if dims == 2 else "[1, 1, 1]")
-                        exchange_every = 1 + index % 3 if ranks == 3 else 1
-                        yaml = (
-                            f"equation: {equation}\nprecision: {precision}\n"
-                            f"grid: {{points: {GRIDS[dims]}, length: {'[1.0, 0.8]' if dims == 2 else '[1.0, 0.8, 0.7]'}}}\n"
-                            f"stencil: {{radius: {radius}}}\n"
-                            f"time: {{dt: auto, safety: 0.8, steps: {STEPS}}}\n"
-                            f"boundary: {boundary}\n"
-                            f"initial: {{type: random, seed: {index + 1}, amplitude: 1.0}}\n"
-                            f"{velocity}"
-                            f"parallel: {{decomposition: {decomposition}, exchange_every: {exchange_every}}}\n"
-                            f"diagnostics: {{every: 0}}\nprogress: {{seconds: 0}}\n"
-                        )
-                        out.append((f"{base}-{ranks}rank", yaml, ranks))
-                    index += 1
+    for radii in ((1, 2), (3, 4)):
+        for dims in (2, 3):
+            for equation in ("heat", "wave"):
+                for precision in ("float32", "float64"):
+                    for radius in radii:
+                        out += case_pair(dims, equation, precision, radius, index)
+                        index += 1
+    return out
+
+
+def case_pair(dims, equation, precision, radius, index):
+    """The case on 1 rank and on 3."""
+    out = []
+    boundary = BOUNDARIES[dims][index % 2]
+    base = f"{equation}-{dims}d-{precision}-r{radius}"
+    velocity = "velocity: {type: random, seed: %d, amplitude: 0.5}\n" % (100 + index) if equation == "wave" else ""
+    deepest = 3 if radius <= 2 else (1 if dims == 3 else 2)  # halo steps
+    for ranks in (1, 3):
+        decomposition = DECOMPOSITIONS[dims][index % 2] if ranks == 3 else ("[1, 1]" if dims == 2 else "[1, 1, 1]")
+        exchange_every = 1 + index % deepest if ranks == 3 else 1
+        yaml = (
+            f"equation: {equation}\nprecision: {precision}\n"
+            f"grid: {{points: {GRIDS[dims]}, length: {'[1.0, 0.8]' if dims == 2 else '[1.0, 0.8, 0.7]'}}}\n"
+            f"stencil: {{radius: {radius}}}\n"
+            f"time: {{dt: auto, safety: 0.8, steps: {STEPS}}}\n"
+            f"boundary: {boundary}\n"
+            f"initial: {{type: random, seed: {index + 1}, amplitude: 1.0}}\n"
+            f"{velocity}"
+            f"parallel: {{decomposition: {decomposition}, exchange_every: {exchange_every}}}\n"
+            f"diagnostics: {{every: 0}}\nprogress: {{seconds: 0}}\n"
+        )
+        out.append((f"{base}-{ranks}rank", yaml, ranks))
     return out
 
 

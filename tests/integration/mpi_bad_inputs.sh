@@ -46,6 +46,8 @@ expect 3 "$(case_with '[32, 24]' '{decomposition: [2, 0]}')" "asks for 2 ranks b
 expect 4 "$(case_with '[32, 3]' '{decomposition: [1, 4]}' 1)" "4 ranks along axis y but the grid has only 3 points"
 # Boxes thinner than the halo depth (exchange_every 4 x radius 2 = 8; 24 / 4 = 6).
 expect 4 "$(case_with '[24, 32]' '{decomposition: [4, 1], exchange_every: 4}')" "6 points thin, less than the halo depth 8"
+# A box at a face whose ghosts would mirror a neighbour's points (radius 4, 18 / 4 = 4 points).
+expect 4 "$(case_with '[24, 18]' '{decomposition: [1, 4]}' 4)" "4 points thin, but a box at a face needs 5"
 
 echo "$passed passed, $failures failed"
 exit $((failures > 0))

@@ -26,7 +26,11 @@ layered = [row for row in failed if row["check"] == "manufactured" and row["case
            and "heat" in row["case"]]
 orders = [row for row in layered if row["quantity"].startswith("order")]
 reference = [row for row in failed if row["check"] == "reference" and row["case"].startswith("media-heat")]
-others = [row for row in failed if row not in layered and row not in reference]
+# At radius 4 the smooth heat's error with the arithmetic mean is smaller
+# than the harmonic mean's (1.5e-11 against 2.1e-10 on 49 points) and
+# reaches rounding on the next grid ("order" 9.0-9.4): not the flaw caught here.
+rounding = [row for row in failed if row["case"].startswith("manufactured-smooth-2d-r34-heat-radius4")]
+others = [row for row in failed if row not in layered and row not in reference and row not in rounding]
 print(f"exit {code}, {len(failed)} FAIL rows, {len(layered)} in layered heat cases ({len(orders)} orders): "
       + ", ".join(sorted({row["case"] for row in layered})) + f"; {len(reference)} reference rows of media-heat")
 for row in others:

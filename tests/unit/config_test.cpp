@@ -110,6 +110,21 @@ TEST(UnitConfig, GridTooSmallForTheStencil) {
   expect_error(replace(good, "[32, 24]", "[32, 2]"), ExitCode::grid_too_small, {"axis y", "radius 1", "at least 3"});
   expect_error(replace(replace(good, "[32, 24]", "[4, 24]"), "alpha: 1.0", "stencil: {radius: 2}\nalpha: 1.0"),
                ExitCode::grid_too_small, {"axis x", "radius 2", "at least 5"});
+  expect_error(replace(replace(good, "[32, 24]", "[32, 8]"), "alpha: 1.0", "stencil: {radius: 4}\nalpha: 1.0"),
+               ExitCode::grid_too_small, {"axis y", "radius 4", "at least 9"});
+}
+
+// Radius 1 to 4 (orders 2 to 8) run; another is refused, naming the choices.
+TEST(UnitConfig, StencilRadiusOneToFour) {
+  for (int radius = 1; radius <= 4; ++radius)
+    EXPECT_EQ(
+        load_config_text(replace(good, "alpha: 1.0", "stencil: {radius: " + std::to_string(radius) + "}\nalpha: 1.0"),
+                         "case.yaml")
+            .radius,
+        radius);
+  for (const char* radius : {"0", "5"})
+    expect_error(replace(good, "alpha: 1.0", std::string("stencil: {radius: ") + radius + "}\nalpha: 1.0"),
+                 ExitCode::invalid_value, {"'stencil.radius'", radius, "1, 2, 3 or 4", "order 2, 4, 6 or 8"});
 }
 
 TEST(UnitConfig, PeriodicOnOneFaceOnly) {
