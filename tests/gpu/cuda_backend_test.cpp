@@ -63,25 +63,25 @@ void check_bitwise(const char* eq, int radius, const std::string& grid, long ste
 
 // Sizes that divide no tile (256 x 32 in 2D, 64 x 4 x 64 in 3D), small and multi-block.
 TEST(GpuBitwise, Heat2D) {
-  for (int r : {1, 2}) {
+  for (int r : {1, 2, 3, 4}) {
     check_bitwise<2, float>("heat", r, "[37, 29]", 30);
     check_bitwise<2, double>("heat", r, "[300, 257]", 25);
   }
 }
 TEST(GpuBitwise, Wave2D) {
-  for (int r : {1, 2}) {
+  for (int r : {1, 2, 3, 4}) {
     check_bitwise<2, double>("wave", r, "[37, 29]", 30);
     check_bitwise<2, float>("wave", r, "[300, 257]", 25);
   }
 }
 TEST(GpuBitwise, Heat3D) {
-  for (int r : {1, 2}) {
+  for (int r : {1, 2, 3, 4}) {
     check_bitwise<3, double>("heat", r, "[19, 13, 11]", 20);
     check_bitwise<3, float>("heat", r, "[70, 37, 130]", 12);
   }
 }
 TEST(GpuBitwise, Wave3D) {
-  for (int r : {1, 2}) {
+  for (int r : {1, 2, 3, 4}) {
     check_bitwise<3, float>("wave", r, "[19, 13, 11]", 20);
     check_bitwise<3, double>("wave", r, "[70, 37, 130]", 12);
   }
@@ -89,7 +89,7 @@ TEST(GpuBitwise, Wave3D) {
 
 // The damped wave: the same kernels, its own update (gamma 1.5).
 TEST(GpuBitwise, DampedWave) {
-  for (int r : {1, 2}) {
+  for (int r : {1, 2, 3, 4}) {
     check_bitwise<2, double>("damped_wave", r, "[37, 29]", 30);
     check_bitwise<2, float>("damped_wave", r, "[300, 257]", 25);
     check_bitwise<3, float>("damped_wave", r, "[19, 13, 11]", 20);
@@ -119,7 +119,7 @@ std::string media_yaml(const char* eq, int dims) {
 
 TEST(GpuBitwise, MediaAndSources) {
   for (const char* eq : {"heat", "wave", "damped_wave"})
-    for (int r : {1, 2}) {
+    for (int r : {1, 2, 3, 4}) {
       check_bitwise<2, double>(eq, r, "[37, 29]", 30, media_yaml(eq, 2));
       check_bitwise<2, float>(eq, r, "[300, 257]", 25, media_yaml(eq, 2));
       check_bitwise<3, float>(eq, r, "[19, 13, 11]", 20, media_yaml(eq, 3));

@@ -534,6 +534,9 @@ TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<2, float>("resident,120,8,8", 1, "[16384, 4096]", "do not fit on chip at once");  // 69632 tiles
   expect_fallback<2, float>("resident,24,12,2", 1, "[25, 29]",
                             "tiles (and the last, partial ones) wider than r");  // 25 = 24 + 1
+  // Radius 3 and 4 run on the cuda backend (kernels/cluster/plan.hpp: max_cluster_radius).
+  expect_fallback<2, float>("1,2,16,8,0,3,2", 3, "[37, 29]", "built for stencil radius 1 to 2, not 3");
+  expect_fallback<3, double>("2,1,8,8,8,2,1", 4, "[19, 13, 11]", "built for stencil radius 1 to 2, not 4");
 }
 
 }  // namespace
