@@ -6,7 +6,7 @@
 
 namespace heatwave::cuda {
 
-// One step per launch (kernels/cuda/step.cu), fields in device memory on the
+// One step per launch (kernels/cuda/step_impl.cuh), fields in device memory on the
 // current device.
 template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_cuda_backend(const Problem& problem, const LocalDomain<D>& domain);

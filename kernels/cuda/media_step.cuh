@@ -1,6 +1,6 @@
 #pragma once
 // The step kernel of problems whose coefficients vary in space or that have
-// sources (media_step.cu). CUDA-only: include from .cu files.
+// sources (media_step_impl.cuh). CUDA-only: include from .cu files.
 #include <memory>
 
 #include "kernels/cuda/step.cuh"

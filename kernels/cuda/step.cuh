@@ -52,7 +52,7 @@ class StepKernel {
 // (media_step.cuh) where coefficients vary or sources are given.
 template <int D, class Real>
 std::unique_ptr<StepKernel<D, Real>> make_step_kernel(const Problem& problem, const LocalDomain<D>& domain);
-// The constant-coefficient kernel alone (media_step.cu runs it for a problem with sources only).
+// The constant-coefficient kernel alone (media_step_impl.cuh runs it for a problem with sources only).
 template <int D, class Real>
 std::unique_ptr<StepKernel<D, Real>> make_plain_step_kernel(const Problem& problem, const LocalDomain<D>& domain);
 

@@ -1,6 +1,6 @@
 #pragma once
-// The streaming step kernel every one-step launch runs (step.cu instantiates
-// it for constant coefficients, media_step.cu where they vary), with the
+// The streaming step kernel every one-step launch runs (step_impl.cuh instantiates
+// it for constant coefficients, media_step_impl.cuh where they vary), with the
 // operator and the update as a policy (Op):
 //   UniformOp   the Laplacian and one update for the whole grid
 //   PointOp     the Laplacian and each point's own update, built from its
