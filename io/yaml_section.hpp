@@ -2,7 +2,7 @@
 // Strict reading of a YAML map: the key paths, unknown keys (with the nearest
 // valid one), wrong types and bad values become heatwave::Error with the file,
 // line and column. The config (io/config.cpp) and the validation suite
-// (validation/suite.cpp) read their files through it.
+// (validation/suite_load.cpp) read their files through it.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
