@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "core/central_difference.hpp"
@@ -36,6 +37,15 @@ decltype(auto) with_radius(int radius, F&& f) {
     return f.template operator()<static_cast<int>(I) + 1>();
   });
 }
+
+// A tuple of T<R> for every radius 1..max_radius, T<R> at R - 1 (std::get):
+// an object that holds the one its run's radius uses.
+template <template <int> class T, class = std::make_integer_sequence<int, max_radius>>
+struct PerRadius;
+template <template <int> class T, int... I>
+struct PerRadius<T, std::integer_sequence<int, I...>> {
+  using type = std::tuple<T<I + 1>...>;
+};
 
 template <class F>
 decltype(auto) with_bool(bool value, F&& f) {

@@ -51,9 +51,9 @@ for tool in memcheck racecheck synccheck; do
     for variant in cuda cuda-cluster cuda-cluster-resident cuda-cluster-peers cuda-cluster-single; do
       backend=cuda-cluster plan=
       [[ $variant == cuda ]] && backend=cuda
-      if [[ $variant == *-resident ]]; then [[ $name == *2d ]] || continue; plan=resident,24,12,2; fi
-      if [[ $variant == *-peers ]]; then [[ $name == *3d ]] || continue; plan=2,2,8,8,8,2,1; fi
-      if [[ $variant == *-single ]]; then [[ $name == *3d ]] || continue; plan=1,1,8,8,16,2,1; fi
+      if [[ $variant == *-resident ]]; then [[ $name == *2d* ]] || continue; plan=resident,24,12,2; fi
+      if [[ $variant == *-peers ]]; then [[ $name == *3d* ]] || continue; plan=2,2,8,8,8,2,1; fi
+      if [[ $variant == *-single ]]; then [[ $name == *3d* ]] || continue; plan=1,1,8,8,16,2,1; fi
       log_file="$out/sanitize-$tool-$name-$variant.log"
       if env ${plan:+HEATWAVE_CLUSTER_PLAN=$plan} compute-sanitizer --tool "$tool" --error-exitcode 99 build-gpu/heatwave run "$case" \
            --backend $backend --metrics /tmp/sanitize.json >"$log_file" 2>&1; then

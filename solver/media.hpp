@@ -325,15 +325,6 @@ struct FluxPairs {
   }
 };
 
-// One FluxPairs a radius 1..max_radius, by R - 1 (std::get): a backend
-// holds the radius its run uses.
-template <int D, class Real, class = std::make_integer_sequence<int, max_radius>>
-struct FluxPairsByRadius;
-template <int D, class Real, int... I>
-struct FluxPairsByRadius<D, Real, std::integer_sequence<int, I...>> {
-  using type = std::tuple<FluxPairs<D, I + 1, Real>...>;
-};
-
 // A source on a rank: the storage points it touches, as a product of index
 // lists along the axes (a point source: the 2^D points around it and their
 // periodic images; a gaussian: the box where exp(-r^2/2w^2) >= 2^-60; a

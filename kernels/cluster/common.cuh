@@ -393,7 +393,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     pointwise_ = media.point_updates != nullptr;
     flux_ = media.flux != nullptr;
     if (flux_)
-      with_radius<max_cluster_radius>(
+      with_radius(
           R, [&]<int RR>() { std::get<RR - 1>(fluxes_) = *static_cast<const FluxPairs<D, RR, Real>*>(media.flux); });
     const bool tiles = flux_pairs.size() == static_cast<std::size_t>(D * R);
     if (cluster_flux_tiles(problem) != tiles || (!tiles && !flux_pairs.empty()) || (tiles && !flux_) ||
@@ -437,11 +437,11 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     constexpr int V = Pack<Real>::width;
     geo_.halo_left = shared_halo_left(plan.k * R, V);
     geo_.width = shared_width(plan.k * R, plan.tile_x, V);
-    laps_ = {LaplacianWeights<D, 1, Real>::make(problem.spacing, strides),
-             LaplacianWeights<D, 2, Real>::make(problem.spacing, strides)};
+    with_radius(
+        R, [&]<int RR>() { std::get<RR - 1>(laps_) = LaplacianWeights<D, RR, Real>::make(problem.spacing, strides); });
     update_ = Update::make(uniform_coefficients<Eq>(problem), problem.dt);  // the flux coefficient in the pairs
     problem_ = problem;
-    if (flux_) with_radius<max_cluster_radius>(R, [&]<int RR>() { build_flux_table<RR>(); });
+    if (flux_) with_radius(R, [&]<int RR>() { build_flux_table<RR>(); });
     return set_sources(media, reason);
   }
 
@@ -615,13 +615,22 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
 
   int radius_ = 1;
   int threads_x_ = 32, threads_y_ = 1;  // block shape
-  std::tuple<LaplacianWeights<D, 1, Real>, LaplacianWeights<D, 2, Real>> laps_{};
+  // One of each for every radius, at R - 1 (the case's radius is set).
+  template <int R>
+  using Lap = LaplacianWeights<D, R, Real>;
+  template <int R>
+  using Pairs = FluxPairs<D, R, Real>;
+  template <int R>
+  using Table = FluxTable<D, R, Real>;
+  template <int R>
+  using TableEntries = DeviceBuffer<FluxEntry<D, R, Real>>;
+  typename PerRadius<Lap>::type laps_{};
   Update update_{};
   std::vector<const Real*> flux_pairs_;  // 2D: device pair fields, [a * R + j - 1]; empty: a constant flux coefficient
-  std::tuple<FluxPairs<D, 1, Real>, FluxPairs<D, 2, Real>> fluxes_{};  // device views, where flux_
+  typename PerRadius<Pairs>::type fluxes_{};                           // device views, where flux_
   bool flux_ = false;                                                  // the flux coefficient varies: Form::flux
-  std::tuple<FluxTable<D, 1, Real>, FluxTable<D, 2, Real>> flux_tables_;
-  std::tuple<DeviceBuffer<FluxEntry<D, 1, Real>>, DeviceBuffer<FluxEntry<D, 2, Real>>> flux_entries_;
+  typename PerRadius<Table>::type flux_tables_;
+  typename PerRadius<TableEntries>::type flux_entries_;
   PointUpdates<D, Real, Eq> point_{};    // device views, where pointwise_
   bool pointwise_ = false;               // a coefficient other than the flux one varies: Form::point
   Problem problem_;                      // the sources' times

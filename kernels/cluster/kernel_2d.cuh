@@ -642,7 +642,7 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
   // waves; pair tiles where alpha comes from a file).
   template <class Fn>
   decltype(auto) with_kernel(Fn&& f) const {
-    return with_radius<max_cluster_radius>(this->radius_, [&]<int R>() {
+    return with_radius(this->radius_, [&]<int R>() {
       if constexpr (Eq::flux_coefficient != nullptr) {
         if (!this->flux_pairs_.empty()) return f.template operator()<R, Form::flux_tiles>();
         if (this->flux_) return f.template operator()<R, Form::flux>();

@@ -44,15 +44,27 @@ template <int Levels>
 constexpr int min_blocks_3d() {
   return Levels == 2 ? 1 : 2;
 }
-// Levels a 3D launch can pipeline (each is unrolled code; deeper pipelines
-// recompute more halo than they save).
-__host__ __device__ constexpr int max_levels_3d(int R) { return R == 1 ? 4 : 3; }
 // Ring planes. Level 0 (and u^{n-1}, two levels): the 2r+1 that level 1
 // reads and the rest in flight from global memory (an iteration is shorter
-// than its latency), a power of 2 (slots by masks). Levels 1..Steps-1: the
-// 2r+1 that the next level reads.
-__host__ __device__ constexpr int level0_planes_3d() { return 8; }
+// than its latency): 8 at radius 1 and 2 (slots by masks), 2 in flight
+// beyond radius 2 (a deeper ring would not leave the wave a block's shared
+// memory). Levels 1..Steps-1: the 2r+1 that the next level reads.
+__host__ __device__ constexpr int level0_planes_3d(int R) { return R <= 2 ? 8 : 2 * R + 3; }
 __host__ __device__ constexpr int upper_planes_3d(int R) { return 2 * R + 1; }
+
+// The slot of plane qq in a ring of N planes, given plane i's (i mod N): a
+// mask where N is a power of 2; otherwise from i's slot, since qq - i is a
+// constant once the levels unroll (one modulo an iteration serves them all;
+// a modulo by 3 or 5 is ~5 instructions).
+template <int N>
+__device__ __forceinline__ int ring_slot_3d(int i_slot, int i, int qq) {
+  if constexpr ((N & (N - 1)) == 0) {
+    return qq & (N - 1);
+  } else {
+    const int slot = i_slot + ((qq - i) % N + N) % N;
+    return slot >= N ? slot - N : slot;
+  }
+}
 
 // z ghost planes of a column of 2r+1 planes around plane p (p within r of a
 // physical z face): FaceRule from the plane each mirrors, which the column
@@ -90,7 +102,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, reach = Steps * R;
   // in_flight: level-0 planes in flight; the ring also holds the 2r+1 level 1 reads.
-  constexpr int S0 = level0_planes_3d(), S = upper_planes_3d(R), in_flight = S0 - 2 * R - 1;
+  constexpr int S0 = level0_planes_3d(R), S = upper_planes_3d(R), in_flight = S0 - 2 * R - 1;
   const int W = geo.width, PS = geo.plane;
   // Shared memory: level 0's ring of S0 planes, u^{n-1}'s (two levels), then
   // S planes a level t >= 1 (planes (t-1)S .. tS-1 of `upper`).
@@ -179,11 +191,11 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   const bool load_whole = aligned && x >= (ax.periodic ? 0 : ax.load_lo) && x + V <= (ax.periodic ? ax.n : ax.load_hi);
   const long row = geo.lead + (gy + geo.halo) * geo.stride[1];
   const int iterations = z1 + reach - zs;  // level-0 planes zs .. z1+reach-1
-  auto load_plane = [&](int i) {
+  auto load_plane = [&](int i, int slot) {  // slot: plane i's in the ring
     int gz;
     if (loads && i < iterations && source_coordinate(az, zs + i, gz)) {
       const long offset = row + (gz + geo.halo) * geo.stride[2];
-      Real* const to = mine + (i & (S0 - 1)) * PS;  // u^{n-1}'s: S0 planes on
+      Real* const to = mine + slot * PS;  // u^{n-1}'s: S0 planes on
       if (load_whole) {
         load_async_pack(to, u + offset + x);
         if constexpr (two_levels) load_async_pack(to + S0 * PS, u_prev + offset + x);
@@ -270,22 +282,27 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   constexpr bool windows = R == 1 && two_levels;
   Vec window[windows ? Steps : 1][2 * R + 1];
 #pragma unroll
-  for (int i = 0; i < in_flight; ++i) load_plane(i);
+  for (int i = 0; i < in_flight; ++i) load_plane(i, i);
   for (int i = 0; i < iterations; ++i) {
+    const int i_ring0 = (S0 & (S0 - 1)) == 0 ? 0 : i % S0;  // plane i's slot in level 0's ring (masks: unused)
     wait_loads_but<in_flight - 1>();  // plane i has landed
-    if constexpr (Clustered)
-      cluster.sync();  // also: the peers' planes of the last iteration are complete
-    else
+    // Clusters: a cluster barrier every r iterations, block barriers between
+    // (see the peer copies below).
+    const bool cluster_barrier = Clustered && i % R == 0;
+    if constexpr (Clustered) {
+      if (cluster_barrier)
+        cluster.sync();  // also: the peers' planes of the last r iterations are complete
+      else
+        __syncthreads();
+    } else {
       __syncthreads();
-    load_plane(i + in_flight);  // lands while the next in_flight iterations compute
-    // Ring slots of the upper levels: plane qq's is qq mod S. Every plane an
-    // iteration touches is i plus a constant once the levels unroll, so one
-    // modulo an iteration serves them all (a modulo by 3 or 5 is ~5 instructions).
+    }
+    // lands while the next in_flight iterations compute
+    load_plane(i + in_flight, ring_slot_3d<S0>(i_ring0, i, i + in_flight));
+    // Ring slots: plane qq's is qq mod S (levels 1..Steps-1) or mod S0 (level 0).
     const int i_ring = i % S;
-    auto ring_slot = [&](int qq) {
-      const int slot = i_ring + ((qq - i) % S + S) % S;
-      return slot >= S ? slot - S : slot;
-    };
+    auto ring_slot = [&](int qq) { return ring_slot_3d<S>(i_ring, i, qq); };
+    auto ring0_slot = [&](int qq) { return ring_slot_3d<S0>(i_ring0, i, qq); };
 
     // x and y ghosts of the planes levels 1..Steps-1 made in the last
     // iteration, where a physical face is within reach (the next level reads
@@ -300,37 +317,45 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
       __syncthreads();
     }
     // Peer sides: the r columns and rows past the tile of the level t-1
-    // plane that each level t >= 2 reads in this iteration (written r
-    // iterations ago), from the peer's ring (the same slot: same slab).
-    if constexpr (Clustered) {
+    // planes that each level t >= 2 reads in this iteration and the r-1
+    // after it, from the peer's ring (the same slot: same slab). A level
+    // reads a plane's x-y neighbours r iterations after it was made, so the
+    // cluster barrier that starts each run of r iterations has published
+    // every plane the run reads; the peer overwrites a slot 2r+1 iterations
+    // after making its plane, past the next cluster barrier. (One cluster
+    // barrier serves r iterations: ~300 ns each, docs/performance.md.)
+    if (Clustered && cluster_barrier) {
       const int tid = threadIdx.x + threadIdx.y * blockDim.x, nthreads = blockDim.x * blockDim.y;
       const int rank = static_cast<int>(cluster.block_rank());
-      for (int t = 2; t <= Steps; ++t) {
-        if (i < first[t] || i >= last[t]) continue;
-        const int q = i - t * R;
-        Real* u = upper + ((t - 2) * S + ring_slot(q)) * PS;
-        int cx0, cx1, cy0, cy1;
-        region((Steps - t) * R, cx0, cx1, cy0, cy1);  // where level t reads neighbours
-        for (int side = 0; side < 2; ++side) {
-          if (side == 0 ? peer_x0 : peer_x1) {
-            const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -1 : 1));
-            const int shift = side == 0 ? -TX : TX,
-                      first_x = side == 0 ? x0 - R : x0 + TX;  // shift: the peer's x0 - ours
-            for (int k = tid; k < R * (cy1 - cy0); k += nthreads) {
-              const int xx = first_x + k % R, yy = cy0 + k / R;
-              u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx - shift, yy)];
+#pragma unroll
+      for (int d = 0; d < R; ++d)
+        for (int t = 2; t <= Steps; ++t) {
+          const int j = i + d;  // the iteration that reads it
+          if (j < first[t] || j >= last[t]) continue;
+          const int q = j - t * R;
+          Real* u = upper + ((t - 2) * S + ring_slot(q)) * PS;
+          int cx0, cx1, cy0, cy1;
+          region((Steps - t) * R, cx0, cx1, cy0, cy1);  // where level t reads neighbours
+          for (int side = 0; side < 2; ++side) {
+            if (side == 0 ? peer_x0 : peer_x1) {
+              const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -1 : 1));
+              const int shift = side == 0 ? -TX : TX,
+                        first_x = side == 0 ? x0 - R : x0 + TX;  // shift: the peer's x0 - ours
+              for (int k = tid; k < R * (cy1 - cy0); k += nthreads) {
+                const int xx = first_x + k % R, yy = cy0 + k / R;
+                u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx - shift, yy)];
+              }
             }
-          }
-          if (side == 0 ? peer_y0 : peer_y1) {
-            const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -CX : CX));
-            const int shift = side == 0 ? -TY : TY, first_y = side == 0 ? y0 - R : y0 + TY;
-            for (int k = tid; k < R * (cx1 - cx0); k += nthreads) {
-              const int xx = cx0 + k % (cx1 - cx0), yy = first_y + k / (cx1 - cx0);
-              u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx, yy - shift)];
+            if (side == 0 ? peer_y0 : peer_y1) {
+              const Real* v = cluster.map_shared_rank(u, rank + (side == 0 ? -CX : CX));
+              const int shift = side == 0 ? -TY : TY, first_y = side == 0 ? y0 - R : y0 + TY;
+              for (int k = tid; k < R * (cx1 - cx0); k += nthreads) {
+                const int xx = cx0 + k % (cx1 - cx0), yy = first_y + k / (cx1 - cx0);
+                u[plane_tile.at(xx, yy)] = v[plane_tile.at(xx, yy - shift)];
+              }
             }
           }
         }
-      }
       __syncthreads();
     }
 
@@ -341,7 +366,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     // (most iterations of a slab: the per-level setup weighs as much as the
     // stencil, "3D: what bounds it" in docs/performance.md).
     auto own_pack = [&](int level, int qq) {  // the thread's pack of plane zs + qq of a level
-      return mine + (level == 0 ? (qq & (S0 - 1)) * PS : upper_slots + ((level - 1) * S + ring_slot(qq)) * PS);
+      return mine + (level == 0 ? ring0_slot(qq) * PS : upper_slots + ((level - 1) * S + ring_slot(qq)) * PS);
     };
     // Radius 1: level 0's plane i joins its window (the level-0 planes
     // p-1..p+1 that level 1 reads in this iteration).
@@ -385,7 +410,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           }
           if constexpr (two_levels) {  // u^{m-1}: level t-2 at p (t = 1: the loaded u^{n-1})
             if (t == 1)
-              result = load_pack(mine + (S0 + (q & (S0 - 1))) * PS);
+              result = load_pack(mine + (S0 + ring0_slot(q)) * PS);
             else if constexpr (windows)
               result = window[t >= 2 ? t - 2 : 0][0];
             else
@@ -579,7 +604,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     geo_.rows = q.tile_y + 2 * KR;
     threads_x_ = geo_.width / V;
     threads_y_ = geo_.rows;  // a thread a pack of the shared plane
-    const int slots = Eq::levels * level0_planes_3d() + (q.k - 1) * upper_planes_3d(R);  // as the kernel's rings
+    const int slots = Eq::levels * level0_planes_3d(R) + (q.k - 1) * upper_planes_3d(R);  // as the kernel's rings
     geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
     shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
     if (!this->fits_device(reason)) return false;
@@ -666,7 +691,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
   // flux form for the heat, point updates for the waves).
   template <class Fn>
   decltype(auto) with_kernel(Fn&& f) const {
-    return with_radius<max_cluster_radius>(this->radius_, [&]<int R>() {
+    return with_radius(this->radius_, [&]<int R>() {
       if constexpr (Eq::flux_coefficient != nullptr)
         if (this->flux_) return f.template operator()<R, Form::flux>();
       if constexpr (has_point_form<Eq>)

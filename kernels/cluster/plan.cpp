@@ -109,7 +109,11 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
       if (f64) return two_levels ? plan_3d(24, 24, 64, 2) : plan_3d(32, 24, 64, 2);
       return two_levels ? plan_3d(24, 24, 64, 3) : plan_3d(32, 32, 64, 4);
     }
-    return f64 ? plan_3d(16, 24, 64, 2) : plan_3d(32, 32, 64, 2);
+    if (R == 2) return f64 ? plan_3d(16, 24, 64, 2) : plan_3d(32, 32, 64, 2);
+    // Radius 3 and 4, k 2: the largest tiles whose rings fit a block's
+    // shared memory (the wave's two level-0 rings of 2r+3 planes).
+    if (f64) return plan_3d(16, two_levels && R == 4 ? 8 : 16, 64, 2);
+    return plan_3d(two_levels ? 24 : 32, 24, 64, 2);
   }
   const int k = R == 1 ? 8 : 4;
   if (cluster_flux_tiles(problem)) {
@@ -158,9 +162,12 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     out.push_back(p);
   };
   if (problem.dims == 3) {
-    const int pack = f64 ? 2 : 4, max_k = R == 1 ? 4 : 3;
-    for (auto [tx, ty] : {std::pair{32, 32}, {32, 24}, {24, 24}, {56, 24}, {16, 32}, {64, 16}})
-      for (int k = 2; k <= max_k; ++k) {
+    const int pack = f64 ? 2 : 4;
+    std::vector<std::pair<int, int>> tiles{{32, 32}, {32, 24}, {24, 24}, {56, 24}, {16, 32}, {64, 16}};
+    if (R >= 3)  // the cone of r 3-4 leaves smaller tiles, and one step a launch (z streamed through shared memory)
+      tiles.insert(tiles.end(), {{32, 16}, {24, 16}, {16, 16}, {32, 8}, {16, 8}});
+    for (auto [tx, ty] : tiles)
+      for (int k = R >= 3 ? 1 : 2; k <= max_levels_3d(R); ++k) {
         const ClusterPlan p = plan_3d(tx, ty, 64, k);
         if (threads_3d(p, R, pack) <= 512) add(p);
       }
@@ -244,9 +251,6 @@ bool cluster_flux_tiles(const Problem& problem) {
 }
 
 std::string cluster_gap(const Problem& problem) {
-  if (problem.radius > max_cluster_radius)
-    return "the cluster kernels are built for stencil radius 1 to " + std::to_string(max_cluster_radius) + ", not " +
-           std::to_string(problem.radius);
   for (const Source& source : problem.sources)
     if (source.type != SourceType::point)
       return std::string("the cluster kernels add point sources inside their pipeline, not a ") +

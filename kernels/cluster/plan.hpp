@@ -54,6 +54,11 @@ bool cluster_plan_from_environment();
 ClusterPlan with_overrides(ClusterPlan plan, const ClusterSettings& settings);
 ClusterSettings fixed_settings(const ClusterPlan& plan);
 
+// Steps a 3D launch can pipeline (kernel_3d.cuh: each level is unrolled
+// code; deeper pipelines recompute more halo than they save: at radius 3
+// and 4 a third level's cone leaves a 512-thread block tiles of 16-24 rows).
+constexpr int max_levels_3d(int radius) { return radius == 1 ? 4 : radius == 2 ? 3 : 2; }
+
 // Plans the autotune times for a case: a short list around the built-in one.
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 
@@ -63,7 +68,6 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 // read the heat's varying alpha as pair fields in 2D, and add point sources
 // inside their pipeline, up to max_cluster_source_points a rank.
 std::string cluster_gap(const Problem& problem);
-inline constexpr int max_cluster_radius = 2;          // the radii the cluster kernels are instantiated for
 inline constexpr int max_cluster_source_points = 32;  // a bit each in a thread's mask (kernels/cluster/common.cuh)
 // Whether the 2D cluster kernels read coefficient tiles for the problem (its
 // flux coefficient comes from a file: pair fields, loaded with the field

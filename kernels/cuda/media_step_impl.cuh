@@ -190,7 +190,9 @@ class MediaStepKernel final : public StepKernel<D, Real> {
   std::unique_ptr<StepKernel<D, Real>> plain_;  // the coefficients are constant: sources only
   PointUpdates<D, Real, Eq> updates_;
   KineticWeight<Real> kinetic_;
-  typename FluxPairsByRadius<D, Real>::type pairs_;
+  template <int R>
+  using Pairs = FluxPairs<D, R, Real>;
+  typename PerRadius<Pairs>::type pairs_;  // the run's radius'
   std::vector<SourceView<D, Real>> sources_;
   std::vector<TimeFunction> times_;
   // The sources' points one by one for cuda-cluster, where there are at most

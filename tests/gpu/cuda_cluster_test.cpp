@@ -1,5 +1,5 @@
 // The cuda-cluster backend against the host backend: bitwise equal fields on
-// every case (2D and 3D, heat and wave, float32 and float64, radius 1 and 2,
+// every case (2D and 3D, heat and wave, float32 and float64, radius 1 to 4,
 // every boundary set incl. mixed nonzero faces and periodic), on grids that
 // divide no tile, for several launch plans (cluster sizes 1..16 in 2D; k =
 // 1..5; step counts that leave a remainder launch). Unusable plans fall back
@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "gpu_support.hpp"
 #include "io/hdf5.hpp"
+#include "kernels/cluster/plan.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/host/host_backend.hpp"
@@ -23,15 +25,33 @@
 namespace heatwave {
 namespace {
 
-// HEATWAVE_CLUSTER_PLAN for the backends made in this scope.
+constexpr int radii[] = {1, 2, 3, 4};
+
+// A plan as radius r runs it (the plans below are written for radius 1):
+// tiles at least 2r (a peer's edge within one tile), and in 3D at most
+// max_levels_3d(r) steps a launch. "" for the built-in plan.
+std::string plan_for_radius(const char* plan, int r) {
+  if (!plan) return "";
+  cuda::ClusterPlan p = cuda::ClusterPlan::parse(plan);
+  if (p.resident) return plan;
+  p.tile_x = std::max(p.tile_x, 2 * r), p.tile_y = std::max(p.tile_y, 2 * r);
+  if (p.tile_z > 0) p.k = std::min(p.k, cuda::max_levels_3d(r));
+  return p.fields();
+}
+
+// HEATWAVE_CLUSTER_PLAN for the backends made in this scope: `plan` as
+// radius r runs it (plan_for_radius), or the built-in plan where null.
 struct PlanOverride {
-  explicit PlanOverride(const char* plan) {
+  explicit PlanOverride(const char* plan) : PlanOverride(plan, 0) {}  // as written
+  PlanOverride(const char* plan, int r) : fields(r > 0 ? plan_for_radius(plan, r) : plan ? plan : "") {
     if (plan)
-      setenv("HEATWAVE_CLUSTER_PLAN", plan, 1);
+      setenv("HEATWAVE_CLUSTER_PLAN", fields.c_str(), 1);
     else
       unsetenv("HEATWAVE_CLUSTER_PLAN");
   }
   ~PlanOverride() { unsetenv("HEATWAVE_CLUSTER_PLAN"); }
+  const char* text() const { return fields.empty() ? "default" : fields.c_str(); }
+  std::string fields;
 };
 
 // Same random data into both backends; `chunks` advances of `steps` each.
@@ -40,10 +60,10 @@ template <class Real, int D = 2>
 void check_cluster(const char* eq, int radius, const std::string& grid, int steps, int chunks, const char* plan,
                    const std::string& extra = "", const std::vector<std::string>& boundaries = test::boundary_sets) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
-  const PlanOverride override_plan(plan);
+  const PlanOverride override_plan(plan, radius);
   for (const std::string& bc : boundaries) {
     const std::string what = fmt::format("{} {}D {} r{} {} grid {} plan {} {}", eq, D, precision, radius, bc, grid,
-                                         plan ? plan : "default", extra);
+                                         override_plan.text(), extra);
     const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}", extra);
     Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
     const LocalDomain<D> domain = decomposition.template local_domain<D>();
@@ -90,7 +110,7 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
   }
 }
 
-// Plans: cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y (tiles >= 2r for r <= 2).
+// Plans: cluster_x,cluster_y,tile_x,tile_y,tile_z,k,threads_y (for radius 1: plan_for_radius).
 const char* plans[] = {
     nullptr,           // the built-in table
     "1,1,32,8,0,4,2",  // cluster size 1: no DSMEM, same temporal blocking
@@ -104,7 +124,7 @@ const char* plans[] = {
 
 TEST(GpuCluster, Heat2D) {
   for (const char* plan : plans)
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan);
       check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan);
     }
@@ -112,7 +132,7 @@ TEST(GpuCluster, Heat2D) {
 
 TEST(GpuCluster, Wave2D) {
   for (const char* plan : plans)
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<double>("wave", r, "[37, 29]", 7, 3, plan);
       check_cluster<float>("wave", r, "[300, 257]", 5, 2, plan);
     }
@@ -121,7 +141,7 @@ TEST(GpuCluster, Wave2D) {
 // The damped wave: the wave's kernels with its own update, streaming and
 // resident in 2D, x-y clusters and deep pipelines in 3D.
 TEST(GpuCluster, DampedWave) {
-  for (int r : {1, 2}) {
+  for (int r : radii) {
     for (const char* plan :
          {static_cast<const char*>(nullptr), "1,2,32,8,0,3,1", "1,4,16,4,0,1,1", "resident,24,12,2"}) {
       check_cluster<double>("damped_wave", r, "[37, 29]", 7, 3, plan);
@@ -168,14 +188,14 @@ TEST(GpuCluster, HeatMedia2D) {
         "material: {{alpha: {{type: layers, axis: {}, interfaces: [0.3, 0.55], values: [1, 0.2, 3]}}}}\n", axis);
     for (const char* plan : {static_cast<const char*>(nullptr), "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1",
                              "1,1,32,16,0,8,8", "resident,24,12,2", "resident,60,24,4"})
-      for (int r : {1, 2}) {
+      for (int r : radii) {
         check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan, media);
         check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, media);
       }
   }
   const std::string small = alpha_file({37, 29}), large = alpha_file({300, 257});
   for (const char* plan : {static_cast<const char*>(nullptr), "1,2,32,8,0,3,1", "resident,24,12,2"})
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan, small);
       check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, large);
     }
@@ -193,7 +213,7 @@ TEST(GpuCluster, HeatMedia3D) {
     const std::string media = fmt::format(
         "material: {{alpha: {{type: layers, axis: {}, interfaces: [0.3, 0.55], values: [1, 0.2, 3]}}}}\n", axis);
     for (const char* plan : media_plans)
-      for (int r : {1, 2}) {
+      for (int r : radii) {
         check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, media);
         check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan, media);
       }
@@ -201,7 +221,7 @@ TEST(GpuCluster, HeatMedia3D) {
   }
   const std::string small = alpha_file({19, 13, 11}), large = alpha_file({37, 21, 26});
   for (const char* plan : media_plans)
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, small);
       check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan, large);
     }
@@ -225,7 +245,7 @@ TEST(GpuCluster, WaveMedia2D) {
   for (const char* axis : {"x", "y"}) {
     const std::string c = wave_layers(axis, false), damped = wave_layers(axis, true);
     for (const char* plan : media_plans)
-      for (int r : {1, 2}) {
+      for (int r : radii) {
         check_cluster<float>("wave", r, "[37, 29]", 7, 3, plan, c);
         check_cluster<double>("wave", r, "[300, 257]", 5, 2, plan, c);
         check_cluster<double>("damped_wave", r, "[37, 29]", 7, 3, plan, damped);
@@ -236,7 +256,7 @@ TEST(GpuCluster, WaveMedia2D) {
       "{default: periodic, y_low: {type: absorbing, width: 5}, y_high: {type: absorbing, width: 7}}",
   };
   for (const char* plan : media_plans)
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<float>("wave", r, "[37, 29]", 7, 3, plan, "", absorbing);
       check_cluster<double>("damped_wave", r, "[300, 257]", 5, 2, plan, "", absorbing);
     }
@@ -254,7 +274,7 @@ TEST(GpuCluster, WaveMedia3D) {
   for (const char* axis : {"x", "z"}) {
     const std::string c = wave_layers(axis, false), damped = wave_layers(axis, true);
     for (const char* plan : media_plans)
-      for (int r : {1, 2}) {
+      for (int r : radii) {
         check_cluster<float, 3>("wave", r, "[19, 13, 11]", 7, 2, plan, c);
         check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan, damped);
       }
@@ -265,7 +285,7 @@ TEST(GpuCluster, WaveMedia3D) {
       "{default: periodic, x_low: {type: absorbing, width: 5}, x_high: {type: absorbing, width: 3}}",
   };
   for (const char* plan : media_plans)
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<float, 3>("wave", r, "[19, 13, 11]", 7, 2, plan, "", absorbing);
       check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan, "", absorbing);
     }
@@ -304,7 +324,7 @@ std::string point_sources(const char* eq, int dims, const char* precision, int r
 
 TEST(GpuCluster, Sources) {
   for (const char* eq : {"heat", "wave", "damped_wave"})
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       for (const char* plan : {static_cast<const char*>(nullptr), "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1",
                                "1,1,32,16,0,8,8", "resident,24,12,2"}) {
         check_cluster<float>(eq, r, "[37, 29]", 7, 3, plan, point_sources(eq, 2, "float32", r, "[37, 29]"));
@@ -337,10 +357,10 @@ template <class Real, int D>
 void check_recorded(const char* eq, int radius, const std::string& grid, const char* plan, long every, Level level,
                     const std::string& extra, const std::string& boundary) {
   constexpr int steps = 7, chunks = 3;
-  const PlanOverride override_plan(plan);
+  const PlanOverride override_plan(plan, radius);
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const std::string what = fmt::format("{} {}D {} r{} {} plan {} every {} level {}", eq, D, precision, radius, grid,
-                                       plan ? plan : "default", every, int(level));
+                                       override_plan.text(), every, int(level));
   const Problem p = test::gpu_case(eq, D, precision, radius, boundary, grid, "{type: constant, value: 0}", extra);
   Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
   const LocalDomain<D> domain = decomposition.template local_domain<D>();
@@ -419,6 +439,13 @@ TEST(GpuCluster, RecordsReceivers) {
   for (const char* plan : {"1,1,32,8,0,4,2", "resident,24,12,2"})
     check_recorded<float, 2>("heat", 2, "[37, 29]", plan, 2, Level::current, "", "neumann");
   check_recorded<float, 3>("heat", 2, "[19, 13, 11]", "2,1,16,8,5,2,1", 2, Level::current, "", "neumann");
+  // Radius 3 and 4: deeper halos and rings around the same points.
+  for (int r : {3, 4}) {
+    for (const char* plan : {"1,2,32,8,0,3,1", "resident,24,12,2"})
+      check_recorded<double, 2>("wave", r, "[37, 29]", plan, 3, Level::previous, shot(2), faces);
+    for (const char* plan : {"1,1,16,12,9,2,1", "2,2,8,8,8,2,1"})
+      check_recorded<float, 3>("damped_wave", r, "[23, 18, 30]", plan, 1, Level::current, shot(3), faces);
+  }
 }
 
 // Resident plans (resident,tile_x,tile_y,threads_y): the whole domain on
@@ -428,7 +455,7 @@ const char* resident_plans[] = {"resident,24,12,2", "resident,120,24,8", "reside
 
 TEST(GpuCluster, Resident2D) {
   for (const char* plan : resident_plans)
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan);
       check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan);
       check_cluster<double>("wave", r, "[37, 29]", 7, 3, plan);
@@ -449,9 +476,14 @@ const char* plans_3d[] = {
     "1,4,8,8,9,2,1",     // four along y: blocks past the grid with empty tiles
 };
 
-// The deepest 3D pipelines: k = 4 at radius 1 (3 at radius 2), remainders of 1..3 steps.
+// The deepest 3D pipelines: k = 4 at radius 1, 3 at radius 2, 2 at radius 3
+// and 4; remainders of 1..3 steps.
 TEST(GpuCluster, DeepPipelines3D) {
   for (const char* eq : {"heat", "wave"}) {
+    for (int r : {3, 4}) {
+      check_cluster<float, 3>(eq, r, "[23, 18, 30]", 5, 2, "1,1,16,12,9,2,1");
+      check_cluster<double, 3>(eq, r, "[23, 18, 30]", 7, 2, "2,2,8,8,9,2,1");
+    }
     check_cluster<float, 3>(eq, 1, "[23, 18, 30]", 7, 2, "1,1,16,12,9,4,1");
     check_cluster<double, 3>(eq, 1, "[23, 18, 30]", 6, 1, "1,1,16,12,40,4,1");
     check_cluster<float, 3>(eq, 2, "[23, 18, 30]", 5, 2, "1,1,16,12,9,3,1");
@@ -461,7 +493,7 @@ TEST(GpuCluster, DeepPipelines3D) {
 
 TEST(GpuCluster, Heat3D) {
   for (const char* plan : plans_3d)
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan);
       check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan);
     }
@@ -469,7 +501,7 @@ TEST(GpuCluster, Heat3D) {
 
 TEST(GpuCluster, Wave3D) {
   for (const char* plan : plans_3d)
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<double, 3>("wave", r, "[19, 13, 11]", 7, 2, plan);
       check_cluster<float, 3>("wave", r, "[37, 21, 26]", 5, 2, plan);
     }
@@ -477,9 +509,10 @@ TEST(GpuCluster, Wave3D) {
 
 TEST(GpuCluster, OddGridsAndSingleSteps) {
   for (const char* plan : {"1,4,64,8,0,2,2", "1,1,32,8,0,4,2"})
-    for (int r : {1, 2}) {
+    for (int r : radii) {
       check_cluster<float>("heat", r, "[129, 65]", 1, 5, plan);  // one step at a time
-      check_cluster<double>("wave", r, "[6, 7]", 4, 3, plan);    // smaller than one tile
+      check_cluster<double>("wave", r, r <= 2 ? "[6, 7]" : "[10, 11]", 4, 3,
+                            plan);  // smaller than one tile (2r+2 points at least)
       check_cluster<float>("wave", r, "[255, 33]", 9, 2, plan);
     }
 }
@@ -534,9 +567,8 @@ TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<2, float>("resident,120,8,8", 1, "[16384, 4096]", "do not fit on chip at once");  // 69632 tiles
   expect_fallback<2, float>("resident,24,12,2", 1, "[25, 29]",
                             "tiles (and the last, partial ones) wider than r");  // 25 = 24 + 1
-  // Radius 3 and 4 run on the cuda backend (kernels/cluster/plan.hpp: max_cluster_radius).
-  expect_fallback<2, float>("1,2,16,8,0,3,2", 3, "[37, 29]", "built for stencil radius 1 to 2, not 3");
-  expect_fallback<3, double>("2,1,8,8,8,2,1", 4, "[19, 13, 11]", "built for stencil radius 1 to 2, not 4");
+  // Radius 3 and 4: two levels at most in 3D (kernel_3d.cuh: max_levels_3d).
+  expect_fallback<3, double>("2,1,8,8,8,3,1", 4, "[19, 13, 11]", "k from 1 to 2 for radius 4");
 }
 
 }  // namespace
