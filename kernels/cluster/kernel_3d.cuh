@@ -32,7 +32,7 @@ namespace heatwave::cuda {
 // are g at every level. Steps is a template parameter: the levels unroll.
 // Clusters over x-y (Clustered): on sides a peer block serves, levels
 // compute the tile only and the r columns or rows past it come from the
-// peer's ring through DSMEM after each iteration's cluster barrier.
+// peer's ring through DSMEM after a cluster barrier every r iterations.
 
 // Blocks an SM the compiler keeps registers for (__launch_bounds__): the
 // heat fits 64 registers (two blocks of up to 512 threads), the wave, which
