@@ -76,4 +76,9 @@ inline double leapfrog_limit(int radius) {
   return limits[radius - 1];
 }
 
+// How a point's float32 rounding grows with the radius: the 2r+1 terms an
+// axis sums against radius 1 and 2's five (1 for radius 1 and 2, 1.4 and
+// 1.8 for radius 3 and 4). Tolerances on exact answers scale with it.
+inline double rounding_terms(int radius) { return radius <= 2 ? 1.0 : (2 * radius + 1) / 5.0; }
+
 }  // namespace heatwave

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "core/central_difference.hpp"
 #include "io/yaml_file.hpp"
 #include "io/yaml_section.hpp"
 #include "validation/analytic.hpp"
@@ -113,7 +114,7 @@ YAML::Node base_config(const Section& c, const std::map<std::string, YAML::Node>
 // 1.13e-5 at radius 3), and orders 6 and 8 reach their asymptote later.
 double default_tolerance(CheckKind kind, Precision precision, int radius) {
   const bool f32 = precision == Precision::float32;
-  const double terms = std::max(1.0, (2 * radius + 1) / 5.0);  // 1 for radius 1 and 2
+  const double terms = rounding_terms(radius);
   switch (kind) {
     case CheckKind::exact:
       return f32 ? 1e-5 * terms : 1e-12;

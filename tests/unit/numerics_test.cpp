@@ -99,9 +99,8 @@ void check_modes(double tolerance, long steps) {
     // float32: the damped wave's weights 2/(1+d) and (1-d)/(1+d) round where
     // the wave's 2 and 1 do not (configs/validation/standard.yaml, damped-float32).
     const bool rounded_weights = std::is_same_v<Real, float> && std::string(c.equation) == "damped_wave";
-    // More terms a point round at radius 3 and 4 (validation/suite_load.cpp's default_tolerance).
-    const double terms = std::max(1.0, (2 * c.radius + 1) / 5.0);
-    EXPECT_LE(err, rounded_weights ? 1e-4 : tolerance * terms)
+    // More terms a point round at radius 3 and 4, as the suites' default tolerance.
+    EXPECT_LE(err, rounded_weights ? 1e-4 : tolerance * rounding_terms(c.radius))
         << c.equation << " " << D << "D " << precision << " radius " << c.radius << " " << c.boundary << " " << c.ic;
     ::testing::Test::RecordProperty(std::string(c.equation) + "_r" + std::to_string(c.radius) + "_" + c.boundary,
                                     fmt::format("{:.3e}", err));
