@@ -6,12 +6,19 @@
 //              peer's shared memory: TB/s over the GPU, bytes a clock an SM;
 //   barriers   a loop of `work` FMAs a thread with __syncthreads, cluster.sync,
 //              or the split form (barrier_arrive, the work, barrier_wait)
-//              each iteration: ns an iteration beyond the work alone.
+//              each iteration: ns an iteration beyond the work alone;
+//   grid       the same for a persistent launch of one block an SM (all
+//              resident: a cooperative launch), synchronised each iteration
+//              by grid.sync or by flags: each block publishes its iteration
+//              count (a release store) and waits (acquire loads) only for its
+//              four neighbours in a 2D arrangement of the blocks, as a
+//              persistent stencil kernel would for its tiles' edges.
 // Cluster sizes 1 to 16 (16 is non-portable; skipped where it cannot be
 // co-scheduled). CUDA events time the launches: a warm-up, then the median.
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cuda/atomic>
 #include <vector>
 
 #include "bench/dsmem.hpp"
@@ -86,6 +93,65 @@ __global__ void barrier_kernel(int iterations, int work, float* sink) {
     if constexpr (B == Barrier::split) cluster.barrier_wait();
   }
   if (x == -1.0f) *sink = x;
+}
+
+// Whole-GPU synchronisation of a persistent launch (the blocks in a bx-wide
+// 2D arrangement, periodic). Flags: this block's count, from `flags[block]`
+// at the start (every launch ends with all blocks at the same count).
+template <bool Flags>
+__global__ void grid_barrier_kernel(int iterations, int work, unsigned* flags, int bx, float* sink) {
+  cg::grid_group grid = cg::this_grid();
+  float x = static_cast<float>(threadIdx.x);
+  const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x), by = blocks / bx;
+  const int i = b % bx, j = b / bx;
+  const int neighbours[4] = {(i + bx - 1) % bx + j * bx, (i + 1) % bx + j * bx, i + ((j + by - 1) % by) * bx,
+                             i + ((j + 1) % by) * bx};
+  ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> mine(flags[b]);
+  const unsigned base = Flags && threadIdx.x < 4 ? mine.load(::cuda::memory_order_relaxed) : 0;
+  if constexpr (Flags) __syncthreads();  // every waiter has read the count before thread 0 moves it
+  for (int it = 1; it <= iterations; ++it) {
+    for (int w = 0; w < work; ++w) x = fmaf(x, 1.000001f, 0.5f);
+    if constexpr (Flags) {
+      __syncthreads();
+      if (threadIdx.x == 0) mine.store(base + it, ::cuda::memory_order_release);
+      if (threadIdx.x < 4) {  // a thread a neighbour: the four waits overlap
+        ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> theirs(flags[neighbours[threadIdx.x]]);
+        while (theirs.load(::cuda::memory_order_acquire) < base + it) {
+        }
+      }
+      __syncthreads();
+    } else {
+      grid.sync();
+    }
+  }
+  if (x == -1.0f) *sink = x;
+}
+
+// Median milliseconds of `repeats` cooperative launches of `kernel` (one
+// block of `threads` on each SM) after a warm-up.
+template <class... Params, class... Args>
+float time_cooperative(void (*kernel)(Params...), int blocks, int threads, int repeats, Args... args) {
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeCooperative;
+  attribute[0].val.cooperative = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  const cuda::Event start(true), stop(true);
+  std::vector<float> ms;
+  for (int r = 0; r <= repeats; ++r) {
+    HW_CUDA(cudaEventRecord(start));
+    HW_CUDA(cudaLaunchKernelEx(&config, kernel, args...));
+    HW_CUDA(cudaEventRecord(stop));
+    HW_CUDA(cudaEventSynchronize(stop));
+    float t = 0;
+    HW_CUDA(cudaEventElapsedTime(&t, start, stop));
+    if (r > 0) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
 }
 
 // Launches `kernel` as clusters of `cluster` blocks along x and returns the
@@ -201,6 +267,33 @@ std::vector<DsmemResult> run_dsmem_bench(int repeats) {
       out.push_back({"barrier_arrive, work, barrier_wait" + with, c, ns(barrier_kernel<Barrier::split>) - alone, "ns",
                      "the work between arrive and wait"});
     }
+  }
+
+  // A persistent launch, one block an SM, synchronised each iteration:
+  // grid.sync against flags with the four neighbours (blocks as bx x by).
+  int bx = 1;
+  for (int d = 2; d * d <= sms; ++d)
+    if (sms % d == 0) bx = d;
+  const std::string arrangement = std::to_string(sms) + " blocks of " + std::to_string(sync_threads) +
+                                  " threads, one an SM, as " + std::to_string(bx) + " x " + std::to_string(sms / bx);
+  DeviceBuffer<unsigned> flags;
+  flags.allocate(static_cast<std::size_t>(sms));
+  HW_CUDA(cudaMemset(flags.get(), 0, sizeof(unsigned) * sms));
+  constexpr int grid_iterations = 4000;
+  for (int work : {0, 64}) {
+    auto ns = [&](auto kernel) {
+      return time_cooperative(kernel, sms, sync_threads, repeats, grid_iterations, work, flags.get(), bx, fsink.get()) *
+             1e6 / grid_iterations;
+    };
+    int blocks = 0;
+    const float alone_ms = time_launches(barrier_kernel<Barrier::none>, 1, sms, sync_threads, 0, repeats, blocks,
+                                         grid_iterations, work, fsink.get());
+    const double alone = alone_ms * 1e6 / grid_iterations;
+    const std::string with = " (" + std::to_string(work) + " FMAs between)";
+    out.push_back({"iteration, work alone, one block an SM" + with, 1, alone, "ns", arrangement});
+    out.push_back({"grid.sync" + with, 1, ns(grid_barrier_kernel<false>) - alone, "ns", arrangement});
+    out.push_back({"flags, four neighbours" + with, 1, ns(grid_barrier_kernel<true>) - alone, "ns",
+                   arrangement + "; release store, acquire loads"});
   }
   return out;
 }
