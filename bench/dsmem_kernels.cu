@@ -95,6 +95,26 @@ __global__ void barrier_kernel(int iterations, int work, float* sink) {
   if (x == -1.0f) *sink = x;
 }
 
+// Median milliseconds of `repeats` runs of `launch` (CUDA events) after a
+// warm-up; 0 with no repeats.
+template <class Launch>
+float median_ms(int repeats, Launch&& launch) {
+  const cuda::Event start(true), stop(true);
+  std::vector<float> ms;
+  for (int r = 0; r <= repeats; ++r) {
+    HW_CUDA(cudaEventRecord(start));
+    launch();
+    HW_CUDA(cudaEventRecord(stop));
+    HW_CUDA(cudaEventSynchronize(stop));
+    float t = 0;
+    HW_CUDA(cudaEventElapsedTime(&t, start, stop));
+    if (r > 0) ms.push_back(t);
+  }
+  if (ms.empty()) return 0.0f;
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
 // Whole-GPU synchronisation of a persistent launch (the blocks in a bx-wide
 // 2D arrangement, periodic). Flags: this block's count, from `flags[block]`
 // at the start (every launch ends with all blocks at the same count).
@@ -139,19 +159,7 @@ float time_cooperative(void (*kernel)(Params...), int blocks, int threads, int r
   config.blockDim = dim3(threads);
   config.attrs = attribute;
   config.numAttrs = 1;
-  const cuda::Event start(true), stop(true);
-  std::vector<float> ms;
-  for (int r = 0; r <= repeats; ++r) {
-    HW_CUDA(cudaEventRecord(start));
-    HW_CUDA(cudaLaunchKernelEx(&config, kernel, args...));
-    HW_CUDA(cudaEventRecord(stop));
-    HW_CUDA(cudaEventSynchronize(stop));
-    float t = 0;
-    HW_CUDA(cudaEventElapsedTime(&t, start, stop));
-    if (r > 0) ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return median_ms(repeats, [&] { HW_CUDA(cudaLaunchKernelEx(&config, kernel, args...)); });
 }
 
 // Launches `kernel` as clusters of `cluster` blocks along x and returns the
@@ -180,20 +188,7 @@ float time_launches(void (*kernel)(Params...), int cluster, int blocks, int thre
   }
   launched = blocks < 0 ? clusters * cluster : blocks;
   config.gridDim = dim3(launched);
-  const cuda::Event start(true), stop(true);
-  std::vector<float> ms;
-  for (int r = 0; r <= repeats; ++r) {
-    HW_CUDA(cudaEventRecord(start));
-    HW_CUDA(cudaLaunchKernelEx(&config, kernel, args...));
-    HW_CUDA(cudaEventRecord(stop));
-    HW_CUDA(cudaEventSynchronize(stop));
-    float t = 0;
-    HW_CUDA(cudaEventElapsedTime(&t, start, stop));
-    if (r > 0) ms.push_back(t);
-  }
-  if (ms.empty()) return 0.0f;
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return median_ms(repeats, [&] { HW_CUDA(cudaLaunchKernelEx(&config, kernel, args...)); });
 }
 
 }  // namespace
