@@ -9,9 +9,9 @@ scripts/install-deps.sh
 # (README: the build times).
 cuda=()
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
-  cuda=(-DHEATWAVE_CUDA=OFF)
+  cuda=(-DHEATWAVE_CUDA=OFF -DHEATWAVE_NCCL=OFF)
   echo "quickstart: no GPU (nvidia-smi -L), so build/ leaves the CUDA backends out;" \
-       "cmake --preset default -DHEATWAVE_CUDA=ON brings them back"
+       "cmake --preset default -DHEATWAVE_CUDA=ON brings them back (and -DHEATWAVE_NCCL=ON the nccl transport)"
 fi
 cmake --preset default "${cuda[@]}"
 cmake --build --preset default --target heatwave   # what the quickstart runs; scripts/test.sh builds the rest
