@@ -1,9 +1,9 @@
 #pragma once
-// cuda-cluster, 3D: how the kernel of kernel_3d.cuh takes what varies in
+// cuda-cluster, 3D: how the kernel of kernel_3d_pipeline.cuh takes what varies in
 // space. The point form's updates (the waves' c and gamma, absorbing
 // profiles): the table of the updates by axis classes, made once for the
 // kernel object, and a thread's pack column's updates plane by plane.
-// CUDA-only: included by kernel_3d.cuh.
+// CUDA-only: included by kernel_3d_pipeline.cuh.
 #include "kernels/cluster/common.cuh"
 
 namespace heatwave::cuda {

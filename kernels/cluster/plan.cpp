@@ -92,7 +92,7 @@ int shared_width(int halo, int tile_x, int pack) {
 
 namespace {
 // Threads a 3D block of the plan has: a pack of the shared plane each
-// (kernel_3d.cuh: at most 512).
+// (kernel_3d_pipeline.cuh: at most 512).
 int threads_3d(const ClusterPlan& p, int radius, int pack) {
   return shared_width(p.k * radius, p.tile_x, pack) / pack * (p.tile_y + 2 * p.k * radius);
 }

@@ -54,7 +54,7 @@ bool cluster_plan_from_environment();
 ClusterPlan with_overrides(ClusterPlan plan, const ClusterSettings& settings);
 ClusterSettings fixed_settings(const ClusterPlan& plan);
 
-// Steps a 3D launch can pipeline (kernel_3d.cuh: each level is unrolled
+// Steps a 3D launch can pipeline (kernel_3d_pipeline.cuh: each level is unrolled
 // code; deeper pipelines recompute more halo than they save: at radius 3
 // and 4 a third level's cone leaves a 512-thread block tiles of 16-24 rows).
 constexpr int max_levels_3d(int radius) { return radius == 1 ? 4 : radius == 2 ? 3 : 2; }

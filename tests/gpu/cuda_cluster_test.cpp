@@ -567,7 +567,7 @@ TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<2, float>("resident,120,8,8", 1, "[16384, 4096]", "do not fit on chip at once");  // 69632 tiles
   expect_fallback<2, float>("resident,24,12,2", 1, "[25, 29]",
                             "tiles (and the last, partial ones) wider than r");  // 25 = 24 + 1
-  // Radius 3 and 4: two levels at most in 3D (kernel_3d.cuh: max_levels_3d).
+  // Radius 3 and 4: two levels at most in 3D (plan.hpp: max_levels_3d).
   expect_fallback<3, double>("2,1,8,8,8,3,1", 4, "[19, 13, 11]", "k from 1 to 2 for radius 4");
 }
 
