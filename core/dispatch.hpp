@@ -26,14 +26,12 @@ decltype(auto) with_index(std::size_t index, F&& f) {
   }
 }
 
-// The stencil radius, 1..MaxRadius (order 2r). A MaxRadius below
-// max_radius: code built for the lower radii only (the cluster kernels).
-template <int MaxRadius = max_radius, class F>
+// The stencil radius, 1..max_radius (order 2r).
+template <class F>
 decltype(auto) with_radius(int radius, F&& f) {
-  static_assert(MaxRadius >= 1 && MaxRadius <= max_radius);
-  if (radius < 1 || radius > MaxRadius)
-    throw std::logic_error("stencil radius " + std::to_string(radius) + " is not 1.." + std::to_string(MaxRadius));
-  return with_index<MaxRadius>(static_cast<std::size_t>(radius - 1), [&]<std::size_t I>() -> decltype(auto) {
+  if (radius < 1 || radius > max_radius)
+    throw std::logic_error("stencil radius " + std::to_string(radius) + " is not 1.." + std::to_string(max_radius));
+  return with_index<max_radius>(static_cast<std::size_t>(radius - 1), [&]<std::size_t I>() -> decltype(auto) {
     return f.template operator()<static_cast<int>(I) + 1>();
   });
 }
