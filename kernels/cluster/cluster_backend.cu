@@ -41,6 +41,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // the kernels' binary search: 3D by y, then x; 2D by x), into sample rows
   // on the device that take_samples() copies back.
   bool record_samples(Level level, const std::vector<Index<D>>& points, long every) override {
+    if (!kernel_->records_samples()) return false;
     recording_ = every > 0;
     sample_every_ = every, sample_previous_ = level == Level::previous;
     recorded_steps_.clear();

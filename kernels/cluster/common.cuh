@@ -643,7 +643,19 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   std::size_t next_slot_ = 0;
 };
 
-// The kernel class of each dimension (kernel_2d.cuh, kernel_3d.cuh).
+// The kernel object of `Kernel`'s type, configured for `plan`; null (with
+// `reason`) where the plan cannot run.
+template <class Kernel, int D, class Real>
+std::unique_ptr<ClusterKernel<D, Real>> configured(const Problem& problem, const LocalDomain<D>& domain,
+                                                   const ClusterPlan& plan, const ClusterMedia<D, Real>& media,
+                                                   std::string& reason) {
+  auto kernel = std::make_unique<Kernel>();
+  if (!kernel->configure(problem, domain, plan, media, reason)) return nullptr;
+  return kernel;
+}
+
+// The kernel families of each dimension (kernel_2d.cuh, kernel_3d.cuh): make()
+// builds the object of the family a plan names.
 template <int D>
 struct KernelFamily;
 
@@ -654,9 +666,7 @@ template <int D, class Real, class Eq>
 std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for(const Problem& problem, const LocalDomain<D>& domain,
                                                                 const ClusterPlan& plan,
                                                                 const ClusterMedia<D, Real>& media, std::string& reason) {
-  auto kernel = std::make_unique<typename KernelFamily<D>::template type<Real, Eq>>();
-  if (!kernel->configure(problem, domain, plan, media, reason)) return nullptr;
-  return kernel;
+  return KernelFamily<D>::template make<Real, Eq>(problem, domain, plan, media, reason);
 }
 
 }  // namespace heatwave::cuda

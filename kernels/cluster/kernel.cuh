@@ -110,6 +110,10 @@ class ClusterKernel {
   virtual void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<D>& window,
                       long step, const ClusterSamples<Real>& samples, cudaStream_t stream) = 0;
 
+  // Whether launches record receivers (ClusterSamples); where not, the
+  // backend has them sampled between chunks.
+  virtual bool records_samples() const { return true; }
+
   const ClusterPlan& plan() const { return geo_.plan; }
   int active_clusters() const { return active_clusters_; }
   std::size_t shared_bytes() const { return shared_bytes_; }

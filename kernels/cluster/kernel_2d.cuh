@@ -667,7 +667,11 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
 template <>
 struct KernelFamily<2> {
   template <class Real, class Eq>
-  using type = ClusterKernel2D<Real, Eq>;
+  static std::unique_ptr<ClusterKernel<2, Real>> make(const Problem& problem, const LocalDomain<2>& domain,
+                                                      const ClusterPlan& plan, const ClusterMedia<2, Real>& media,
+                                                      std::string& reason) {
+    return configured<ClusterKernel2D<Real, Eq>>(problem, domain, plan, media, reason);
+  }
 };
 
 }  // namespace heatwave::cuda

@@ -1,10 +1,12 @@
 // cuda-cluster, 3D: the kernel object of a case. It checks a plan against
 // the device (shared memory, co-scheduling), makes the point form's update
-// classes, and launches the pipeline of kernel_3d_pipeline.cuh.
+// classes, and launches the pipeline of kernel_3d_pipeline.cuh; a deep plan's
+// object is kernel_3d_deep.cuh's.
 #pragma once
 #include <array>
 #include <vector>
 
+#include "kernels/cluster/kernel_3d_deep.cuh"
 #include "kernels/cluster/kernel_3d_pipeline.cuh"
 
 namespace heatwave::cuda {
@@ -135,8 +137,14 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
 
 template <>
 struct KernelFamily<3> {
+  // The pipeline (streaming slabs, clusters over x-y), or the deep family.
   template <class Real, class Eq>
-  using type = ClusterKernel3D<Real, Eq>;
+  static std::unique_ptr<ClusterKernel<3, Real>> make(const Problem& problem, const LocalDomain<3>& domain,
+                                                      const ClusterPlan& plan, const ClusterMedia<3, Real>& media,
+                                                      std::string& reason) {
+    if (plan.deep) return configured<DeepKernel3DObject<Real, Eq>>(problem, domain, plan, media, reason);
+    return configured<ClusterKernel3D<Real, Eq>>(problem, domain, plan, media, reason);
+  }
 };
 
 }  // namespace heatwave::cuda

@@ -22,6 +22,7 @@ std::string ClusterPlan::text() const {
   if (resident)
     return "resident, tile " + std::to_string(tile_x) + "x" + std::to_string(tile_y) + ", " +
            std::to_string(threads_y) + " thread rows";
+  if (deep) return "deep, tile " + std::to_string(tile_x) + "x" + std::to_string(tile_y) + ", k " + std::to_string(k);
   std::string tile =
       std::to_string(tile_x) + "x" + std::to_string(tile_y) + (tile_z > 0 ? "x" + std::to_string(tile_z) : "");
   return "cluster " + std::to_string(cluster_x) + "x" + std::to_string(cluster_y) + ", tile " + tile + ", k " +
@@ -34,6 +35,10 @@ std::string ClusterPlan::fields() const {
   char buffer[96];
   if (resident) {
     std::snprintf(buffer, sizeof buffer, "resident,%d,%d,%d", tile_x, tile_y, threads_y);
+    return buffer;
+  }
+  if (deep) {
+    std::snprintf(buffer, sizeof buffer, "deep,%d,%d,%d", tile_x, tile_y, k);
     return buffer;
   }
   std::snprintf(buffer, sizeof buffer, "%d,%d,%d,%d,%d,%d,%d", cluster_x, cluster_y, tile_x, tile_y, tile_z, k,
@@ -49,6 +54,12 @@ ClusterPlan ClusterPlan::parse(const std::string& s) {
     p.resident = true, p.k = 0;
     if (std::sscanf(s.c_str(), "resident,%d,%d,%d%c", &p.tile_x, &p.tile_y, &p.threads_y, &tail) != 3)
       throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"resident,tile_x,tile_y,threads_y\"");
+    return p;
+  }
+  if (s.rfind("deep,", 0) == 0) {
+    p.deep = true, p.threads_y = 0;
+    if (std::sscanf(s.c_str(), "deep,%d,%d,%d%c", &p.tile_x, &p.tile_y, &p.k, &tail) != 3)
+      throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"deep,tile_x,tile_y,k\"");
     return p;
   }
   if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z,
@@ -80,6 +91,13 @@ ClusterPlan plan_resident(int tile_x, int tile_y, int threads_y) {
 ClusterPlan plan_3d(int tile_x, int tile_y, int tile_z, int k) {
   ClusterPlan p;
   p.tile_x = tile_x, p.tile_y = tile_y, p.tile_z = tile_z, p.k = k, p.threads_y = 1;
+  return p;
+}
+
+// 3D deep: one persistent block a tile_x x tile_y column, k levels (kernel_3d_deep.cuh).
+ClusterPlan plan_deep(int tile_x, int tile_y, int k) {
+  ClusterPlan p;
+  p.tile_x = tile_x, p.tile_y = tile_y, p.k = k, p.threads_y = 0, p.deep = true;
   return p;
 }
 
@@ -132,12 +150,14 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
 }
 
 ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
-  if (s.mode == "resident") p.resident = true, p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.k = 0;
-  if (s.mode == "streaming") p.resident = false;
+  if (s.mode == "resident") p.resident = true, p.deep = false, p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.k = 0;
+  if (s.mode == "streaming") p.resident = false, p.deep = false;
+  if (s.mode == "deep" && !p.deep) p = plan_deep(p.tile_x, p.tile_y, p.k);
   if (s.shape[0]) p.cluster_x = s.shape[0], p.cluster_y = s.shape[1];
   if (s.tile[0]) p.tile_x = s.tile[0], p.tile_y = s.tile[1], p.tile_z = s.tile[2];
   if (s.k) p.k = s.k;
   if (s.threads_y) p.threads_y = s.threads_y;
+  if (p.deep) p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.threads_y = 0;  // a block a tile for the whole z
   return p;
 }
 
@@ -147,7 +167,7 @@ ClusterSettings fixed_settings(const ClusterPlan& p) {
   s.tile = {p.tile_x, p.tile_y, p.tile_z};
   s.k = p.k;
   s.threads_y = p.threads_y;
-  s.mode = p.resident ? "resident" : "streaming";
+  s.mode = p.resident ? "resident" : p.deep ? "deep" : "streaming";
   return s;
 }
 
@@ -180,6 +200,12 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
       c.cluster_x = cx, c.cluster_y = cy;
       add(c);
     }
+    // The deep family: two depths at its best tile (H100, heat fp32 512^3:
+    // 64x32, k 6 at 172 Gcells/s against the pipeline's 372, so no more of
+    // its plans are worth the start-up's time; docs/performance.md). The
+    // kernel object refuses the cases it does not take (media, sources,
+    // several ranks) and rings that do not fit.
+    for (int k : {2, R == 1 ? 6 : 3}) add(plan_deep(f64 ? 32 : 64, 32, k));
     return out;
   }
   if (cluster_flux_tiles(problem)) {

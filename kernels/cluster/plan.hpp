@@ -20,21 +20,28 @@ namespace heatwave::cuda {
 // Resident (2D): every block keeps a tile_x x tile_y tile on chip for a whole
 // chunk of steps in one launch, halos through global memory each step; only
 // where all tiles fit in the GPU's shared memory at once (k is not used).
+// Deep (3D, kernel_3d_deep.cuh): one persistent block a tile_x x tile_y
+// column for the whole z extent, k levels deep with no halo cone: each
+// level's tile edges go to the neighbouring tiles through global memory at
+// a grid-wide barrier every r planes (cluster and tile_z are not used).
 struct ClusterPlan {
   int cluster_x = 1, cluster_y = 1;
   int tile_x = 0, tile_y = 0, tile_z = 0;
   int k = 1;
   int threads_y = 1;  // thread rows (a power of 2); threads along x: a 16-byte pack each across the tile and its halo
   bool resident = false;
+  bool deep = false;
 
   int blocks() const { return cluster_x * cluster_y; }
   // The plan that says "the baseline step kernel is faster here" (in the plan cache as "baseline").
-  static ClusterPlan baseline_plan() { return ClusterPlan{0, 0, 0, 0, 0, 0, 0, false}; }
+  static ClusterPlan baseline_plan() { return ClusterPlan{0, 0, 0, 0, 0, 0, 0, false, false}; }
   bool baseline() const { return cluster_x == 0; }
   std::string text() const;    // "cluster 1x2, tile 112x88, k 8, 8 thread rows"
-  std::string fields() const;  // "1,2,112,88,0,8,8", "resident,120,32,8" or "baseline" (what parse reads)
-  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y" or
-                                                   // "resident,tile_x,tile_y,threads_y"; throws invalid_value
+  std::string fields()
+      const;  // "1,2,112,88,0,8,8", "resident,120,32,8", "deep,64,32,6" or "baseline" (what parse reads)
+  static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y",
+                                                   // "resident,tile_x,tile_y,threads_y" or
+                                                   // "deep,tile_x,tile_y,k"; throws invalid_value
   bool operator==(const ClusterPlan&) const = default;
 };
 
@@ -58,6 +65,9 @@ ClusterSettings fixed_settings(const ClusterPlan& plan);
 // code; deeper pipelines recompute more halo than they save: at radius 3
 // and 4 a third level's cone leaves a 512-thread block tiles of 16-24 rows).
 constexpr int max_levels_3d(int radius) { return radius == 1 ? 4 : radius == 2 ? 3 : 2; }
+// A deep plan's levels: its rings of 2r+1 planes a level share a block's
+// shared memory (the kernel object refuses plans they do not fit).
+inline constexpr int max_levels_deep = 12;
 
 // Plans the autotune times for a case: a short list around the built-in one.
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);

@@ -491,6 +491,21 @@ TEST(GpuCluster, DeepPipelines3D) {
   }
 }
 
+// The deep family (one persistent block a tile, k levels, edges at a grid
+// barrier every r planes): every equation and radius, several tiles a side
+// with last tiles partial (more than r wide), one tile a side in fp32 at
+// r 1-2 (its own periodic neighbour), k = 1 (no exchange) and remainders of 1..4 steps.
+TEST(GpuCluster, DeepFamily3D) {
+  for (const char* eq : {"heat", "wave", "damped_wave"})
+    for (int r : radii)
+      for (const char* plan : {"deep,16,8,3", "deep,8,6,5", "deep,32,16,1", "deep,40,30,2"}) {
+        const bool wide = std::strcmp(plan, "deep,40,30,2") == 0;  // its rings fit r 1-2; fp64: 24x30 (threads)
+        if (wide && r > 2) continue;
+        check_cluster<float, 3>(eq, r, "[37, 29, 26]", 7, 2, plan);
+        check_cluster<double, 3>(eq, r, "[69, 53, 13]", 5, 1, wide ? "deep,24,30,2" : plan);
+      }
+}
+
 TEST(GpuCluster, Heat3D) {
   for (const char* plan : plans_3d)
     for (int r : radii) {
@@ -569,6 +584,10 @@ TEST(GpuCluster, FallsBackWithAReason) {
                             "tiles (and the last, partial ones) wider than r");  // 25 = 24 + 1
   // Radius 3 and 4: two levels at most in 3D (plan.hpp: max_levels_3d).
   expect_fallback<3, double>("2,1,8,8,8,3,1", 4, "[19, 13, 11]", "k from 1 to 2 for radius 4");
+  // Deep plans: their k, tiles whose last is at most r wide, the cases they do not take.
+  expect_fallback<3, float>("deep,16,8,13", 1, "[19, 13, 11]", "k from 1 to 12");
+  expect_fallback<3, float>("deep,16,8,2", 1, "[17, 16, 11]", "leaves a last tile of 1 points along x");
+  expect_fallback<3, double>("deep,64,64,2", 1, "[19, 13, 11]", "threads a block (at most 512)");
 }
 
 }  // namespace

@@ -261,7 +261,7 @@ TEST(UnitConfig, ClusterPlanCandidates) {
         const auto plans = cuda::cluster_plan_candidates(p);
         ASSERT_FALSE(plans.empty());
         EXPECT_EQ(plans.front(), cuda::default_cluster_plan(p));
-        bool resident = false;
+        bool resident = false, deep = false;
         for (const auto& plan : plans) {
           const std::string what =
               plan.fields() + " (" + std::to_string(dims) + "D r" + std::to_string(radius) + " " + precision + ")";
@@ -269,7 +269,14 @@ TEST(UnitConfig, ClusterPlanCandidates) {
           EXPECT_GE(plan.tile_x, 2 * radius) << what;
           EXPECT_GE(plan.tile_y, 2 * radius) << what;
           resident = resident || plan.resident;
-          if (dims == 3) {
+          deep = deep || plan.deep;
+          if (plan.deep) {  // 3D: one block a tile, no slabs, no clusters
+            EXPECT_EQ(dims, 3) << what;
+            EXPECT_EQ(plan.blocks(), 1) << what;
+            EXPECT_EQ(plan.tile_z, 0) << what;
+            EXPECT_GE(plan.k, 2) << what;
+            EXPECT_LE(plan.k, cuda::max_levels_deep) << what;
+          } else if (dims == 3) {
             EXPECT_FALSE(plan.resident) << what;
             EXPECT_EQ(plan.threads_y, 1) << what;
             EXPECT_GE(plan.k, 1) << what;
@@ -283,6 +290,7 @@ TEST(UnitConfig, ClusterPlanCandidates) {
           }
         }
         EXPECT_EQ(resident, dims == 2);
+        EXPECT_EQ(deep, dims == 3);
       }
 }
 
@@ -330,6 +338,24 @@ TEST(UnitConfig, ResidentClusterPlan) {
   expect_error(three_d + "cluster: {shape: [4, 4]}\n", ExitCode::invalid_value,
                {"'cluster.shape'", "at most 8 blocks"});
   EXPECT_EQ(load_config_text(three_d + "cluster: {shape: [2, 4]}\n", "case.yaml").run.cluster.shape[0], 2);
+}
+
+// A deep plan (3D): the config asks for it, and its text, fields and parse agree.
+TEST(UnitConfig, DeepClusterPlan) {
+  const std::string three_d =
+      "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
+  const Config c = load_config_text(three_d + "cluster: {mode: deep, tile: [64, 32, 1], k: 6}\n", "case.yaml");
+  EXPECT_EQ(c.run.cluster.mode, "deep");
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  const cuda::ClusterPlan p = cuda::with_overrides(cuda::default_cluster_plan(Problem::from(c)), c.run.cluster);
+  EXPECT_TRUE(p.deep);
+  EXPECT_FALSE(p.resident);
+  EXPECT_EQ(p.text(), "deep, tile 64x32, k 6");
+  EXPECT_EQ(p.fields(), "deep,64,32,6");
+  EXPECT_EQ(cuda::ClusterPlan::parse(p.fields()), p);
+  EXPECT_EQ(cuda::with_overrides(cuda::ClusterPlan{}, cuda::fixed_settings(p)).fields(), p.fields());
+  EXPECT_THROW(cuda::ClusterPlan::parse("deep,64,32"), Error);
+  expect_error(good + "cluster: {mode: deep}\n", ExitCode::invalid_value, {"'cluster.mode'", "3D only"});
 }
 
 // Whether a transport can run is known when the run starts: device-memory

@@ -1,0 +1,482 @@
+// cuda-cluster, 3D: the deep family (issue 35). One persistent block an
+// x-y tile for the whole z extent, k levels deep with no halo cone: each
+// level computes its tile only, and its tile edges reach the neighbouring
+// tiles through global memory at a grid-wide barrier every r planes. The
+// stencil and update are the pipeline's (LaplacianWeights::start, then add
+// in axis order; the equation's update): bitwise equal to the other backends.
+#pragma once
+#include "io/errors.hpp"
+#include "kernels/cluster/kernel_3d_pipeline.cuh"
+
+namespace heatwave::cuda {
+
+// A thread owns a pack of V points on deep_rows rows of its block's tile, at
+// every level, for the whole sweep (the y neighbours inside its rows come
+// from registers). One row and 512 threads, 16 warps an SM, ran 11-34%
+// faster than two rows and 256 threads (H100, A/B in one call: heat fp32
+// 512^3 at 64x32 k 6 192.9 against 173.3, 64x16 k 6 184.9 against 138.5).
+inline constexpr int deep_rows = 1;
+inline constexpr int deep_threads = 512;  // at most a block: 128 registers a thread, one block an SM
+// Level-0 planes loaded ahead (cp.async): at 2, 6 KB an SM in flight left
+// the H100's loads waiting on DRAM latency (k 1: 101 Gcells/s).
+inline constexpr int deep_in_flight = 4;
+inline constexpr int deep_items = 2;  // load and edge items a thread keeps the geometry of, in registers
+// Ring planes: level 0 (and u^{n-1}) the 2r+1 that level 1 reads and those
+// in flight; levels 1..k-1 the 2r+1 that the next level reads.
+__host__ __device__ constexpr int deep_level0_planes(int R) { return 2 * R + 1 + deep_in_flight; }
+
+// The sweep. Level 0 is the input: its plane of iteration i (the tile and
+// r around it, from global memory: wrapped, or the stored ghosts) lands
+// deep_in_flight iterations after its copies were issued. Level t makes
+// plane zl + i - t r in iteration i from level t-1's planes p-r..p+r at
+// its own points (the thread's: made in this iteration and the 2r before)
+// and level t-1's plane p around them (made r iterations ago, its edges
+// from the neighbouring tiles since). Level k goes to global memory.
+// Every r iterations each block writes the edges (r deep) of the planes its
+// levels 1..k-1 made in the last r iterations to `edges`, the grid meets
+// (grid.sync: a cooperative launch, every block resident), and each block
+// reads its neighbours' edges into its rings' halos (two sets of `edges`,
+// by parity: a fast block writes the next set while a slow one still
+// reads). Physical faces: x-y ghosts from FaceRule at that exchange, z
+// ghost planes mirrored as they are read; Dirichlet face points are g at
+// every level.
+template <int R, class Real, class Eq>
+__global__ void __launch_bounds__(deep_threads, 1)
+    deep_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
+                   Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
+                   const typename Eq::template Update<Real> up, const int steps, const bool start,
+                   Real* __restrict__ edges) {
+  constexpr bool two_levels = Eq::levels == 2;
+  using Vec = Pack<Real>;
+  constexpr int V = Vec::width, NY = deep_rows, S = 2 * R + 1, S0 = deep_level0_planes(R);
+  const int W = geo.width, PS = geo.plane, K = steps;
+  const ClusterAxis& ax = geo.axis[0];
+  const ClusterAxis& ay = geo.axis[1];
+  const ClusterAxis& az = geo.axis[2];
+  const int TX = geo.plan.tile_x, TY = geo.plan.tile_y;
+  const int nbx = static_cast<int>(gridDim.x), nby = static_cast<int>(gridDim.y);
+  const int bx = static_cast<int>(blockIdx.x), by = static_cast<int>(blockIdx.y), block = bx + by * nbx;
+  const int x0 = bx * TX, y0 = by * TY, x1 = min(x0 + TX, ax.n), y1 = min(y0 + TY, ay.n);
+  // Shared memory: level 0's ring of S0 planes, u^{n-1}'s (two levels), then
+  // S planes a level t >= 1 (planes (t-1)S .. tS-1 of `upper`).
+  Real* const level0 = reinterpret_cast<Real*>(cluster_shared) + V;
+  Real* const upper = level0 + (two_levels ? 2 : 1) * S0 * PS;
+  const int xbase = x0 - geo.halo_left;
+  const SharedPlane tile{W, xbase, y0 - R};
+  const int tid = static_cast<int>(threadIdx.x + threadIdx.y * blockDim.x);
+  const int nthreads = static_cast<int>(blockDim.x * blockDim.y);
+  const int x = x0 + static_cast<int>(threadIdx.x) * V, y = y0 + static_cast<int>(threadIdx.y) * NY;
+  const int own = tile.at(x, y);  // the thread's first pack in a shared plane
+
+  // z: level 0's plane of iteration i is zl + i; level t's planes are
+  // [z_lo(t), z_hi(t)) (a periodic axis: the cone of the later levels'
+  // reach, wrapped; else the owned planes, ghosts mirrored).
+  const int zl = az.periodic ? -K * R : -R;
+  auto z_lo = [&](int t) { return az.periodic ? -(K - t) * R : 0; };
+  auto z_hi = [&](int t) { return az.periodic ? az.n + (K - t) * R : az.n; };
+  const int loads = z_hi(1) + R - zl;           // level-0 planes
+  const int iterations = az.n - zl + K * R;     // level k makes plane n-1 last
+  const bool aligned = (geo.lead + xbase) % V == 0;  // shared packs are global packs
+
+  // Level 0's plane j (iteration j's) into its ring slot: the packs over
+  // [x0 - r, x1 + r) x [y0 - r, y1 + r). An item is a pack: its shared
+  // offset and its offset in a global plane are the same for every plane,
+  // so each thread keeps its first deep_items' (-1: none, or not loaded as
+  // one 16-byte copy), and finds the others' again for each plane.
+  const int pc0 = (geo.halo_left - R) / V, pc1 = (geo.halo_left + (x1 - x0) + R + V - 1) / V;
+  const int load_cols = pc1 - pc0, load_items = load_cols * (y1 - y0 + 2 * R);
+  auto load_item = [&](int e, int& to, long& from) {  // from -1: lane by lane
+    const int row = e / load_cols, xx = xbase + (pc0 + e - row * load_cols) * V, yy = y0 - R + row;
+    int gy;
+    to = tile.at(xx, yy), from = -2;  // -2: nothing stored there
+    if (!source_coordinate(ay, yy, gy)) return;
+    const bool whole = aligned && xx >= (ax.periodic ? 0 : ax.load_lo) && xx + V <= (ax.periodic ? ax.n : ax.load_hi);
+    from = whole ? geo.lead + (gy + geo.halo) * geo.stride[1] + xx : -1;
+  };
+  int load_to[deep_items];
+  long load_from[deep_items];
+#pragma unroll
+  for (int m = 0; m < deep_items; ++m) {
+    load_to[m] = 0, load_from[m] = -2;
+    if (tid + m * nthreads < load_items) load_item(tid + m * nthreads, load_to[m], load_from[m]);
+  }
+  auto load_plane = [&](int j) {
+    int gz;
+    if (j < loads && source_coordinate(az, zl + j, gz)) {
+      Real* const ring = level0 + (j % S0) * PS;
+      const long plane_offset = (gz + geo.halo) * geo.stride[2];
+      auto load = [&](int e, int to_offset, long from) {
+        Real* const to = ring + to_offset;
+        if (from >= 0) {
+          load_async_pack(to, u + plane_offset + from);
+          if constexpr (two_levels) load_async_pack(to + S0 * PS, u_prev + plane_offset + from);
+          return;
+        }
+        if (from == -2) return;
+        const int row = e / load_cols, xx = xbase + (pc0 + e - row * load_cols) * V;
+        int gy;
+        source_coordinate(ay, y0 - R + row, gy);
+        const long offset = geo.lead + plane_offset + (gy + geo.halo) * geo.stride[1];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          int gx;
+          if (!source_coordinate(ax, xx + v, gx)) continue;
+          load_async(to + v, u + offset + gx);
+          if constexpr (two_levels) load_async(to + S0 * PS + v, u_prev + offset + gx);
+        }
+      };
+#pragma unroll
+      for (int m = 0; m < deep_items; ++m) load(tid + m * nthreads, load_to[m], load_from[m]);
+      for (int e = tid + deep_items * nthreads; e < load_items; e += nthreads) {
+        int to;
+        long from;
+        load_item(e, to, from);
+        load(e, to, from);
+      }
+    }
+    commit_loads();
+  };
+
+  // The exchange of iteration i (i a multiple of r): the planes levels
+  // 1..k-1 made in iterations i-r..i-1. An edge point e of the tile: side
+  // (x low, x high, y low, y high), depth c < r into the tile, a along the
+  // side. Its geometry is the same for every plane and level: the point's
+  // offset in a shared plane and in a strip, the halo point it fills, and
+  // what from (the neighbour's strip, or a ghost from FaceRule).
+  const int L = max(TX, TY), ex_levels = max(geo.plan.k - 1, 1);
+  const int ex_y = R * (y1 - y0), ex_x = R * (x1 - x0), ex_items = 2 * ex_y + 2 * ex_x;
+  const long strip_size = 4L * R * L, level_strips = static_cast<long>(nbx) * nby * ex_levels * R * strip_size;
+  struct EdgeItem {
+    int own = 0, halo = 0;  // offsets in a shared plane: the tile point sent, the halo point filled
+    int sent = 0;           // the tile point's offset in the block's strips of a plane
+    long received = -1;     // the halo point's in the neighbour's strips (-1: a ghost)
+    FaceRule::Layer<Real> ghost{};  // a ghost: from the point it mirrors, at `mirror` in a shared plane
+    int mirror = 0;
+  };
+  auto edge_item = [&](int e) {
+    int side, c, a;
+    if (e < 2 * ex_y) {
+      side = e / ex_y, e -= side * ex_y, c = e / (y1 - y0), a = e - c * (y1 - y0);
+    } else {
+      e -= 2 * ex_y;
+      side = e / ex_x, e -= side * ex_x, c = e / (x1 - x0), a = e - c * (x1 - x0), side += 2;
+    }
+    const bool along_x = side < 2, high = side & 1;
+    EdgeItem it;
+    it.own = tile.at(side == 0 ? x0 + c : side == 1 ? x1 - R + c : x0 + a,
+                     side == 2 ? y0 + c : side == 3 ? y1 - R + c : y0 + a);
+    const int hx = along_x ? (high ? x1 + c : x0 - R + c) : x0 + a;
+    const int hy = along_x ? y0 + a : (high ? y1 + c : y0 - R + c);
+    it.halo = tile.at(hx, hy);
+    it.sent = (side * R + c) * L + a;
+    const ClusterAxis& axis = along_x ? ax : ay;
+    const int n_blocks = along_x ? nbx : nby, at = along_x ? bx : by;
+    int next = high ? at + 1 : at - 1;
+    if (axis.periodic) next = (next + n_blocks) % n_blocks;
+    if (next >= 0 && next < n_blocks) {
+      const int nb = along_x ? next + by * nbx : bx + next * nbx;
+      it.received = nb * static_cast<long>(ex_levels) * R * strip_size + ((side ^ 1) * R + c) * L + a;
+    } else {
+      const int h = along_x ? hx : hy;
+      it.ghost = axis.face[high].template layer<Real>(h);
+      const int source = static_cast<int>(it.ghost.source);  // within r of the face: in the tile
+      it.mirror = along_x ? tile.at(source, hy) : tile.at(hx, source);
+    }
+    return it;
+  };
+  cg::grid_group grid = cg::this_grid();
+  auto exchange = [&](int i) {
+    const int parity = (i / R) & 1;
+    Real* const sets = edges + parity * level_strips;
+    // Level t's plane made in iteration i - r + d (null: none).
+    auto made = [&](int t, int d) -> Real* {
+      const int j = i - R + d, q = zl + j - t * R;
+      if (j < 0 || q < z_lo(t) || q >= z_hi(t)) return nullptr;
+      return upper + ((t - 1) * S + j % S) * PS;
+    };
+    // (level, plane) pairs: their strips are R * strip_size apart by level, strip_size by plane.
+    const int pairs = (K - 1) * R;
+    const long own_strips = block * static_cast<long>(ex_levels) * R * strip_size;
+    for (int e = tid; e < ex_items; e += nthreads) {
+      const EdgeItem it = edge_item(e);
+      for (int td = 0; td < pairs; ++td)
+        if (const Real* plane = made(td / R + 1, td % R)) sets[own_strips + td * strip_size + it.sent] = plane[it.own];
+    }
+    grid.sync();  // orders the strips' stores before the neighbours' loads
+    for (int e = tid; e < ex_items; e += nthreads) {
+      const EdgeItem it = edge_item(e);
+      // A few pairs at a time: their loads from L2 in flight together.
+      constexpr int batch = 4;
+      for (int td0 = 0; td0 < pairs; td0 += batch) {
+        Real value[batch];
+        Real* plane[batch];
+#pragma unroll
+        for (int b = 0; b < batch; ++b) {
+          const int td = td0 + b;
+          plane[b] = td < pairs ? made(td / R + 1, td % R) : nullptr;
+          if (!plane[b]) continue;
+          value[b] = it.received >= 0 ? sets[it.received + td * strip_size] : it.ghost(plane[b][it.mirror]);
+        }
+#pragma unroll
+        for (int b = 0; b < batch; ++b)
+          if (plane[b]) plane[b][it.halo] = value[b];
+      }
+    }
+    __syncthreads();
+  };
+
+  // Dirichlet face points within the block's tile: g at every level (z
+  // faces first, then y, then x, as the ghosts are filled).
+  const bool dirichlet_x = ax.fixed(0, x0) || ax.fixed(1, x1 - 1);
+  const bool dirichlet_y = ay.fixed(0, y0) || ay.fixed(1, y1 - 1);
+  const bool dirichlet_z = az.ghosts[0] && az.face[0].type == BoundaryType::dirichlet;
+  const bool dirichlet_z1 = az.ghosts[1] && az.face[1].type == BoundaryType::dirichlet;
+
+  // Level t's plane of iteration i.
+  auto level = [&](int t, int i) {
+    const int p = zl + i - t * R;
+    if (p < z_lo(t) || p >= z_hi(t)) return;
+    const int ring = i % S, ring0 = i % S0;
+    // Level t-1's plane made m iterations ago (m <= 2r), at the thread's first pack.
+    auto made = [&](int level, int m) -> const Real* {
+      if (level == 0) {
+        const int s = ring0 - m;
+        return level0 + (s < 0 ? s + S0 : s) * PS + own;
+      }
+      const int s = ring - m;
+      return upper + ((level - 1) * S + (s < 0 ? s + S : s)) * PS + own;
+    };
+    // Level t-1's planes p-r..p+r (plane p-r+e made 2r-e iterations ago) at the thread's rows.
+    Vec column[NY][S];
+#pragma unroll
+    for (int e = 0; e < S; ++e) {
+      const Real* c = made(t - 1, 2 * R - e);
+#pragma unroll
+      for (int j = 0; j < NY; ++j) column[j][e] = load_pack(c + j * W);
+    }
+    if (!az.periodic && t >= 2 && (p < R || p > az.n - 1 - R))
+#pragma unroll
+      for (int j = 0; j < NY; ++j) mirror_z_ghosts<R>(column[j], az, p);
+    // The rows past the thread's at plane p, and each row's x neighbours.
+    const Real* mid = made(t - 1, R);
+    Vec lower[R], higher[R];
+    Real left_x[NY][R + 1], right_x[NY][R + 1];
+#pragma unroll
+    for (int k = 0; k < R; ++k) lower[k] = load_pack(mid - (k + 1) * W), higher[k] = load_pack(mid + (NY + k) * W);
+#pragma unroll
+    for (int j = 0; j < NY; ++j)
+#pragma unroll
+      for (int k = 1; k <= R; ++k) left_x[j][k] = mid[j * W - k], right_x[j][k] = mid[j * W + V - 1 + k];
+    // u^{m-1}: level t-2 at p (t = 1: the loaded u^{n-1}, its plane made r iterations ago).
+    Vec before[NY];
+    if constexpr (two_levels) {
+      const Real* b = t == 1 ? made(0, R) + S0 * PS : made(t - 2, 2 * R);
+#pragma unroll
+      for (int j = 0; j < NY; ++j) before[j] = load_pack(b + j * W);
+    }
+    Vec result[NY];
+#pragma unroll
+    for (int j = 0; j < NY; ++j) {
+      const Vec& centre_pack = column[j][R];
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const Real centre = centre_pack.v[v];
+        Real minus[R + 1], plus[R + 1];
+#pragma unroll
+        for (int k = 1; k <= R; ++k) {
+          minus[k] = v - k >= 0 ? centre_pack.v[v - k] : left_x[j][k - v];
+          plus[k] = v + k < V ? centre_pack.v[v + k] : right_x[j][v + k - V + 1];
+        }
+        Real lap_value = lap.add(0, lap.start(centre), minus, plus);
+#pragma unroll
+        for (int k = 1; k <= R; ++k) {
+          minus[k] = j - k >= 0 ? column[j - k][R].v[v] : lower[k - j - 1].v[v];
+          plus[k] = j + k < NY ? column[j + k][R].v[v] : higher[j + k - NY].v[v];
+        }
+        lap_value = lap.add(1, lap_value, minus, plus);
+#pragma unroll
+        for (int k = 1; k <= R; ++k) minus[k] = column[j][R - k].v[v], plus[k] = column[j][R + k].v[v];
+        lap_value = lap.add(2, lap_value, minus, plus);
+        if constexpr (two_levels)
+          result[j].v[v] = start && t == 1 ? up.start(centre, before[j].v[v], lap_value)
+                                           : up.step(centre, before[j].v[v], lap_value);
+        else
+          result[j].v[v] = up.step(centre, centre, lap_value);
+      }
+    }
+    // Dirichlet face points keep g (a branch of the face blocks only).
+    if ((dirichlet_z && p == 0) || (dirichlet_z1 && p == az.n - 1)) {
+      const Real g = static_cast<Real>(az.face[p == 0 ? 0 : 1].value);
+#pragma unroll
+      for (int j = 0; j < NY; ++j)
+#pragma unroll
+        for (int v = 0; v < V; ++v) result[j].v[v] = g;
+    } else if (dirichlet_x || dirichlet_y) {
+#pragma unroll
+      for (int j = 0; j < NY; ++j)
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const int yy = y + j, xx = x + v;
+          if (ay.fixed(0, yy) || ay.fixed(1, yy))
+            result[j].v[v] = static_cast<Real>(ay.face[ay.fixed(0, yy) ? 0 : 1].value);
+          else if (ax.fixed(0, xx) || ax.fixed(1, xx))
+            result[j].v[v] = static_cast<Real>(ax.face[ax.fixed(0, xx) ? 0 : 1].value);
+        }
+    }
+    if (t < K) {
+      Real* const to = upper + ((t - 1) * S + ring) * PS + own;
+#pragma unroll
+      for (int j = 0; j < NY; ++j) store_shared_pack(to + j * W, result[j]);
+      return;
+    }
+    // Level k: the tile's updated points to global memory (two levels: and
+    // level k-1 at p, the new u^{n-1}).
+    if (p < az.upd_lo || p >= az.upd_hi) return;
+    const int wx0 = max(x0, ax.upd_lo), wx1 = min(x1, ax.upd_hi);
+    const bool whole = aligned && x >= wx0 && x + V <= wx1;
+#pragma unroll
+    for (int j = 0; j < NY; ++j) {
+      const int yy = y + j;
+      if (yy >= y1 || yy < ay.upd_lo || yy >= ay.upd_hi) continue;
+      const long out = geo.lead + x + (yy + geo.halo) * geo.stride[1] + (p + geo.halo) * geo.stride[2];
+      if (whole) {
+        store_pack(out_u + out, result[j]);
+        if constexpr (two_levels) store_pack(out_u_prev + out, column[j][R]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          if (x + v < wx0 || x + v >= wx1) continue;
+          out_u[out + v] = result[j].v[v];
+          if constexpr (two_levels) out_u_prev[out + v] = column[j][R].v[v];
+        }
+      }
+    }
+  };
+
+#pragma unroll
+  for (int j = 0; j < deep_in_flight; ++j) load_plane(j);
+  for (int i = 0; i < iterations; ++i) {
+    wait_loads_but<deep_in_flight - 1>();  // plane i has landed
+    __syncthreads();                       // it, and the planes made in the last iteration, are complete
+    if (K > 1 && i % R == 0) exchange(i);
+    load_plane(i + deep_in_flight);  // into the slot of plane i - 2r - 1, read last in the last iteration
+#pragma unroll 1
+    for (int t = 1; t <= K; ++t) level(t, i);
+  }
+}
+
+template <int R, class Real, class Eq>
+using DeepKernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
+                              typename Eq::template Update<Real>, int, bool, Real*);
+template <int R, class Real, class Eq>
+DeepKernel3D<R, Real, Eq> deep_kernel_3d_of() {
+  return deep_kernel_3d<R, Real, Eq>;
+}
+// The deep kernels of a radius, precision and equation: declared (`which`:
+// extern) in the unit of the kernel objects, built (`which` empty) in a unit
+// of their own (CMakeLists.txt generates both).
+#define HEATWAVE_CLUSTER_DEEP_3D(which, R, Real, Eq) \
+  which template DeepKernel3D<R, Real, Eq> deep_kernel_3d_of<R, Real, Eq>();
+
+namespace {
+
+// The kernel object of a deep plan: checks the plan against the case and
+// the device (shared memory, every block resident at once) and launches
+// the sweep cooperatively.
+template <class Real, class Eq>
+class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
+  using Base = ClusterKernelBase<3, Real, Eq>;
+  using Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
+
+ public:
+  bool configure(const Problem& problem, const LocalDomain<3>& domain, const ClusterPlan& q,
+                 const ClusterMedia<3, Real>& media, std::string& reason) {
+    if (!this->set_geometry(problem, domain, q, media, reason)) return false;
+    const int R = problem.radius;
+    constexpr int V = Pack<Real>::width;
+    const std::string plan = "deep plan (" + q.text() + ")";
+    if (q.k < 1 || q.k > max_levels_deep || q.tile_x < 2 * R || q.tile_y < 2 * R || q.tile_x % V != 0 ||
+        q.tile_y % deep_rows != 0)
+      return reason = "invalid " + plan + ": k from 1 to " + std::to_string(max_levels_deep) +
+                      ", tiles >= 2r, tile_x a multiple of " + std::to_string(V) + " and tile_y of " +
+                      std::to_string(deep_rows),
+             false;
+    for (int a = 0; a < 3; ++a)
+      if (domain.exchanged[a][0] || domain.exchanged[a][1])
+        return reason = plan + " runs one rank's whole domain: this rank exchanges halos", false;
+    if (this->flux_ || this->pointwise_)
+      return reason = plan + " takes constant coefficients: this case's vary in space", false;
+    if (this->source_count_ > 0) return reason = plan + " adds no sources: this case has some", false;
+    // Each block's strips lie in its own tile: a last, partial tile is whole or more than r wide.
+    for (int a = 0; a < 2; ++a) {
+      const int n = geo_.axis[a].n, tile = a == 0 ? q.tile_x : q.tile_y;
+      if (n % tile != 0 && n % tile <= R)
+        return reason = plan + " leaves a last tile of " + std::to_string(n % tile) + " points along " + "xy"[a] +
+                        " (at most r)",
+               false;
+    }
+    geo_.halo_left = shared_halo_left(R, V);
+    geo_.width = shared_width(R, q.tile_x, V);
+    geo_.rows = q.tile_y + 2 * R;
+    geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
+    threads_x_ = q.tile_x / V, threads_y_ = q.tile_y / deep_rows;
+    if (threads_x_ * threads_y_ > deep_threads)
+      return reason = plan + " needs " + std::to_string(threads_x_ * threads_y_) + " threads a block (at most " +
+                      std::to_string(deep_threads) + ")",
+             false;
+    const int slots = Eq::levels * deep_level0_planes(R) + (q.k - 1) * (2 * R + 1);
+    shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
+    if (!this->fits_device(reason)) return false;
+    blocks_x_ = (geo_.axis[0].n + q.tile_x - 1) / q.tile_x, blocks_y_ = (geo_.axis[1].n + q.tile_y - 1) / q.tile_y;
+    int per_sm = 0, device = 0, sms = 0;
+    with_radius(R, [&]<int RR>() {
+      const auto kernel = deep_kernel_3d_of<RR, Real, Eq>();
+      this->allow_shared_memory(kernel);
+      HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_x_ * threads_y_, shared_bytes_));
+    });
+    HW_CUDA(cudaGetDevice(&device));
+    HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    active_clusters_ = per_sm * sms;
+    if (blocks_x_ * blocks_y_ > active_clusters_)
+      return reason = plan + " needs its " + std::to_string(blocks_x_ * blocks_y_) +
+                      " blocks resident at once, and " + std::to_string(active_clusters_) + " fit",
+             false;
+    const long L = std::max(q.tile_x, q.tile_y);
+    edges_.allocate(static_cast<std::size_t>(2L * blocks_x_ * blocks_y_ * std::max(q.k - 1, 1) * R * 4 * R * L));
+    return true;
+  }
+
+  bool records_samples() const override { return false; }
+
+  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<3>& window,
+              long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
+    for (int a = 0; a < 3; ++a)
+      if (window.lo[a] != 0 || window.hi[a] != geo_.axis[a].n || samples.count > 0)
+        throw Error(ExitCode::internal, "a deep plan writes the owned box and records no receivers");
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeCooperative;
+    attribute[0].val.cooperative = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks_x_, blocks_y_);
+    config.blockDim = dim3(threads_x_, threads_y_);
+    config.dynamicSmemBytes = shared_bytes_;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    for (int a = 0; a < 3; ++a) geo_.axis[a].out_lo = 0, geo_.axis[a].out_hi = geo_.axis[a].n;
+    const bool start = Eq::levels == 2 && step == 0;
+    with_radius(this->radius_, [&]<int R>() {
+      HW_CUDA(cudaLaunchKernelEx(&config, deep_kernel_3d_of<R, Real, Eq>(), u, u_prev, out_u, out_u_prev, geo_,
+                                 this->template lap<R>(), this->update_, steps, start, edges_.get()));
+    });
+    HW_CUDA(cudaGetLastError());
+  }
+
+ private:
+  int blocks_x_ = 0, blocks_y_ = 0;
+  DeviceBuffer<Real> edges_;  // the tiles' edge strips (deep_kernel_3d)
+};
+
+}  // namespace
+
+}  // namespace heatwave::cuda
