@@ -184,6 +184,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
     }
     return it;
   };
+  // The thread's first edge point, kept for the sweep (at r 1-2 the only
+  // one: the work next to the grid barrier is on every block's critical path).
+  const EdgeItem first_edge = tid < ex_items ? edge_item(tid) : EdgeItem{};
+  auto edge_at = [&](int e) { return e == tid ? first_edge : edge_item(e); };
   cg::grid_group grid = cg::this_grid();
   auto exchange = [&](int i) {
     const int parity = (i / R) & 1;
@@ -198,15 +202,16 @@ __global__ void __launch_bounds__(deep_threads, 1)
     const int pairs = (K - 1) * R;
     const long own_strips = block * static_cast<long>(ex_levels) * R * strip_size;
     for (int e = tid; e < ex_items; e += nthreads) {
-      const EdgeItem it = edge_item(e);
+      const EdgeItem it = edge_at(e);
       for (int td = 0; td < pairs; ++td)
         if (const Real* plane = made(td / R + 1, td % R)) sets[own_strips + td * strip_size + it.sent] = plane[it.own];
     }
     grid.sync();  // orders the strips' stores before the neighbours' loads
     for (int e = tid; e < ex_items; e += nthreads) {
-      const EdgeItem it = edge_item(e);
-      // A few pairs at a time: their loads from L2 in flight together.
-      constexpr int batch = 4;
+      const EdgeItem it = edge_at(e);
+      // Several pairs at a time: their loads from L2 in flight together
+      // (all of them up to k 9 at r 1).
+      constexpr int batch = 8;
       for (int td0 = 0; td0 < pairs; td0 += batch) {
         Real value[batch];
         Real* plane[batch];

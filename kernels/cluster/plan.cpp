@@ -201,7 +201,7 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
       add(c);
     }
     // The deep family: two depths at its best tile (H100, heat fp32 512^3:
-    // 64x32, k 6 at 238 Gcells/s against the pipeline's 372, so no more of
+    // 64x32, k 6 at 258 Gcells/s against the pipeline's 372, so no more of
     // its plans are worth the start-up's time; docs/performance.md). The
     // kernel object refuses the cases it does not take (media, sources,
     // several ranks) and rings that do not fit.
