@@ -551,9 +551,12 @@ Config parse(const YAML::Node& root, const std::string& file) {
     }
     if (cl.has("tile")) {
       const auto v = cl.list<int>("tile");
-      if (static_cast<int>(v.size()) != cfg.dims)
-        cl.invalid("tile", "needs one size per axis (" + std::to_string(cfg.dims) + ")");
-      for (int a = 0; a < cfg.dims; ++a) {
+      // Deep mode: a block's x-y tile (it marches the whole z extent).
+      const int sizes = c.mode == "deep" ? 2 : cfg.dims;
+      if (static_cast<int>(v.size()) != sizes)
+        cl.invalid("tile", c.mode == "deep" ? "needs 2 sizes in deep mode (x and y: a block marches all of z)"
+                                            : "needs one size per axis (" + std::to_string(cfg.dims) + ")");
+      for (int a = 0; a < sizes; ++a) {
         if (v[a] < 2 * cfg.radius)
           cl.invalid("tile", "sizes must be >= 2 * stencil radius (" + std::to_string(2 * cfg.radius) + ")");
         c.tile[a] = v[a];

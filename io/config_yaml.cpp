@@ -171,7 +171,7 @@ std::string to_yaml(const Config& c) {
       << std::vector<int>(cluster.shape.begin(), cluster.shape.end());
   if (cluster.tile[0])
     e << YAML::Key << "tile" << YAML::Value << YAML::Flow
-      << std::vector<int>(cluster.tile.begin(), cluster.tile.begin() + c.dims);
+      << std::vector<int>(cluster.tile.begin(), cluster.tile.begin() + (cluster.mode == "deep" ? 2 : c.dims));
   if (cluster.k) e << YAML::Key << "k" << YAML::Value << cluster.k;
   if (cluster.threads_y) e << YAML::Key << "threads_y" << YAML::Value << cluster.threads_y;
   if (!cluster.mode.empty()) e << YAML::Key << "mode" << YAML::Value << cluster.mode;

@@ -344,7 +344,7 @@ TEST(UnitConfig, ResidentClusterPlan) {
 TEST(UnitConfig, DeepClusterPlan) {
   const std::string three_d =
       "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
-  const Config c = load_config_text(three_d + "cluster: {mode: deep, tile: [64, 32, 1], k: 6}\n", "case.yaml");
+  const Config c = load_config_text(three_d + "cluster: {mode: deep, tile: [64, 32], k: 6}\n", "case.yaml");
   EXPECT_EQ(c.run.cluster.mode, "deep");
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
   const cuda::ClusterPlan p = cuda::with_overrides(cuda::default_cluster_plan(Problem::from(c)), c.run.cluster);
@@ -356,6 +356,8 @@ TEST(UnitConfig, DeepClusterPlan) {
   EXPECT_EQ(cuda::with_overrides(cuda::ClusterPlan{}, cuda::fixed_settings(p)).fields(), p.fields());
   EXPECT_THROW(cuda::ClusterPlan::parse("deep,64,32"), Error);
   expect_error(good + "cluster: {mode: deep}\n", ExitCode::invalid_value, {"'cluster.mode'", "3D only"});
+  expect_error(three_d + "cluster: {mode: deep, tile: [64, 32, 8]}\n", ExitCode::invalid_value,
+               {"'cluster.tile'", "2 sizes in deep mode"});
 }
 
 // Whether a transport can run is known when the run starts: device-memory
