@@ -142,7 +142,7 @@ struct KernelFamily<3> {
   static std::unique_ptr<ClusterKernel<3, Real>> make(const Problem& problem, const LocalDomain<3>& domain,
                                                       const ClusterPlan& plan, const ClusterMedia<3, Real>& media,
                                                       std::string& reason) {
-    if (plan.deep) return configured<DeepKernel3DObject<Real, Eq>>(problem, domain, plan, media, reason);
+    if (plan.deep) return make_deep_kernel_3d<Real, Eq>(problem, domain, plan, media, reason);
     return configured<ClusterKernel3D<Real, Eq>>(problem, domain, plan, media, reason);
   }
 };

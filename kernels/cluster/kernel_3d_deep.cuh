@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
   Real* const mine = static_cast<Real*>(
       __cvta_shared_to_generic(opaque(static_cast<unsigned>(__cvta_generic_to_shared(upper + own)))));
   // An iteration's ring offsets: of the plane made m iterations ago (m <= 2r).
-  int ago[S], ago0[S];
+  int ago[S] = {}, ago0[S] = {};
 
   // Level t's plane of iteration i.
   auto level = [&](int t, int i) {
@@ -389,19 +389,6 @@ __global__ void __launch_bounds__(deep_threads, 1)
   }
 }
 
-template <int R, class Real, class Eq>
-using DeepKernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
-                              typename Eq::template Update<Real>, int, bool, Real*);
-template <int R, class Real, class Eq>
-DeepKernel3D<R, Real, Eq> deep_kernel_3d_of() {
-  return deep_kernel_3d<R, Real, Eq>;
-}
-// The deep kernels of a radius, precision and equation: declared (`which`:
-// extern) in the unit of the kernel objects, built (`which` empty) in a unit
-// of their own (CMakeLists.txt generates both).
-#define HEATWAVE_CLUSTER_DEEP_3D(which, R, Real, Eq) \
-  which template DeepKernel3D<R, Real, Eq> deep_kernel_3d_of<R, Real, Eq>();
-
 namespace {
 
 // The kernel object of a deep plan: checks the plan against the case and
@@ -454,7 +441,7 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     blocks_x_ = (geo_.axis[0].n + q.tile_x - 1) / q.tile_x, blocks_y_ = (geo_.axis[1].n + q.tile_y - 1) / q.tile_y;
     int per_sm = 0, device = 0, sms = 0;
     with_radius(R, [&]<int RR>() {
-      const auto kernel = deep_kernel_3d_of<RR, Real, Eq>();
+      const auto kernel = deep_kernel_3d<RR, Real, Eq>;
       this->allow_shared_memory(kernel);
       HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_x_ * threads_y_, shared_bytes_));
     });
@@ -490,7 +477,7 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     for (int a = 0; a < 3; ++a) geo_.axis[a].out_lo = 0, geo_.axis[a].out_hi = geo_.axis[a].n;
     const bool start = Eq::levels == 2 && step == 0;
     with_radius(this->radius_, [&]<int R>() {
-      HW_CUDA(cudaLaunchKernelEx(&config, deep_kernel_3d_of<R, Real, Eq>(), u, u_prev, out_u, out_u_prev, geo_,
+      HW_CUDA(cudaLaunchKernelEx(&config, deep_kernel_3d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_,
                                  this->template lap<R>(), this->update_, steps, start, edges_.get()));
     });
     HW_CUDA(cudaGetLastError());
@@ -502,5 +489,20 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
 };
 
 }  // namespace
+
+// The kernel object of a deep plan (null, with `reason`, where it cannot
+// run): declared (`which`: extern) in the unit of the pipeline's kernel
+// objects, built with its kernels (`which` empty) in a unit of their own
+// (CMakeLists.txt generates both; in the objects' unit they took it past a
+// minute on CI's two cores).
+template <class Real, class Eq>
+std::unique_ptr<ClusterKernel<3, Real>> make_deep_kernel_3d(const Problem& problem, const LocalDomain<3>& domain,
+                                                            const ClusterPlan& plan, const ClusterMedia<3, Real>& media,
+                                                            std::string& reason) {
+  return configured<DeepKernel3DObject<Real, Eq>>(problem, domain, plan, media, reason);
+}
+#define HEATWAVE_CLUSTER_DEEP_3D(which, Real, Eq)                                       \
+  which template std::unique_ptr<ClusterKernel<3, Real>> make_deep_kernel_3d<Real, Eq>( \
+      const Problem&, const LocalDomain<3>&, const ClusterPlan&, const ClusterMedia<3, Real>&, std::string&);
 
 }  // namespace heatwave::cuda
