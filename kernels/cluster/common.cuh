@@ -142,6 +142,23 @@ __device__ __forceinline__ bool fill_ghosts_2d(Real* u, const ClusterAxis& ax, c
   return true;
 }
 
+// Lane v's x neighbours in a pack of V points: minus[j] and plus[j] the
+// points j left and right of it, from the pack or, past its ends, from
+// left[j - v] and right[v + j - V + 1] (left[j], right[j]: the point j
+// before the pack's first, after its last). v is a constant once the lanes
+// unroll, so each is a register.
+template <int R, class Real>
+__device__ __forceinline__ void pack_x_neighbours(const Pack<Real>& pack, const Real (&left)[R + 1],
+                                                  const Real (&right)[R + 1], int v, Real (&minus)[R + 1],
+                                                  Real (&plus)[R + 1]) {
+  constexpr int V = Pack<Real>::width;
+#pragma unroll
+  for (int j = 1; j <= R; ++j) {
+    minus[j] = v - j >= 0 ? pack.v[v - j] : left[j - v];
+    plus[j] = v + j < V ? pack.v[v + j] : right[v + j - V + 1];
+  }
+}
+
 // A value the compiler must keep as it is: short of registers, it would
 // otherwise recompute a thread's fixed flags from their inputs wherever they
 // are tested (in the 3D pipeline's steady iterations, ~18 instructions a level).

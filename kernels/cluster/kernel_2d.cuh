@@ -188,11 +188,7 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
           return up;
       }();
       Real minus[R + 1], plus[R + 1];
-#pragma unroll
-      for (int j = 1; j <= R; ++j) {
-        minus[j] = v - j >= 0 ? column[R].v[v - j] : left_x[j - v];
-        plus[j] = v + j < V ? column[R].v[v + j] : right_x[v + j - V + 1];
-      }
+      pack_x_neighbours<R>(column[R], left_x, right_x, v, minus, plus);
       Real lap_value;
       if constexpr (F == Form::flux) {
         // FluxPairs' order: axes, then j (add_pair_terms).

@@ -24,6 +24,13 @@ inline constexpr int deep_items = 2;  // load and edge items a thread keeps the 
 // Ring planes: level 0 (and u^{n-1}) the 2r+1 that level 1 reads and those
 // in flight; levels 1..k-1 the 2r+1 that the next level reads.
 __host__ __device__ constexpr int deep_level0_planes(int R) { return 2 * R + 1 + deep_in_flight; }
+// The edge buffer (deep_kernel_3d's `edges`): a block's strips of one
+// level's plane (4 sides, r deep, as long as the tile's longer side), and
+// the levels it keeps them for; r planes a level, two sets by parity.
+__host__ __device__ constexpr long deep_strip_values(int R, int tile_x, int tile_y) {
+  return 4L * R * (tile_x > tile_y ? tile_x : tile_y);
+}
+__host__ __device__ inline int deep_strip_levels(int k) { return max(k - 1, 1); }
 
 // The sweep. Level 0 is the input: its plane of iteration i (the tile and
 // r around it, from global memory: wrapped, or the stored ghosts) lands
@@ -143,9 +150,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
   // side. Its geometry is the same for every plane and level: the point's
   // offset in a shared plane and in a strip, the halo point it fills, and
   // what from (the neighbour's strip, or a ghost from FaceRule).
-  const int L = max(TX, TY), ex_levels = max(geo.plan.k - 1, 1);
+  const int L = max(TX, TY), ex_levels = deep_strip_levels(geo.plan.k);
   const int ex_y = R * (y1 - y0), ex_x = R * (x1 - x0), ex_items = 2 * ex_y + 2 * ex_x;
-  const long strip_size = 4L * R * L, level_strips = static_cast<long>(nbx) * nby * ex_levels * R * strip_size;
+  const long strip_size = deep_strip_values(R, TX, TY),
+             level_strips = static_cast<long>(nbx) * nby * ex_levels * R * strip_size;
   struct EdgeItem {
     int own = 0, halo = 0;  // offsets in a shared plane: the tile point sent, the halo point filled
     int sent = 0;           // the tile point's offset in the block's strips of a plane
@@ -306,11 +314,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
       for (int v = 0; v < V; ++v) {
         const Real centre = centre_pack.v[v];
         Real minus[R + 1], plus[R + 1];
-#pragma unroll
-        for (int k = 1; k <= R; ++k) {
-          minus[k] = v - k >= 0 ? centre_pack.v[v - k] : left_x[j][k - v];
-          plus[k] = v + k < V ? centre_pack.v[v + k] : right_x[j][v + k - V + 1];
-        }
+        pack_x_neighbours<R>(centre_pack, left_x[j], right_x[j], v, minus, plus);
         Real lap_value = lap.add(0, lap.start(centre), minus, plus);
 #pragma unroll
         for (int k = 1; k <= R; ++k) {
@@ -452,8 +456,8 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
       return reason = plan + " needs its " + std::to_string(blocks_x_ * blocks_y_) +
                       " blocks resident at once, and " + std::to_string(active_clusters_) + " fit",
              false;
-    const long L = std::max(q.tile_x, q.tile_y);
-    edges_.allocate(static_cast<std::size_t>(2L * blocks_x_ * blocks_y_ * std::max(q.k - 1, 1) * R * 4 * R * L));
+    edges_.allocate(static_cast<std::size_t>(2L * blocks_x_ * blocks_y_ * deep_strip_levels(q.k) * R *
+                                             deep_strip_values(R, q.tile_x, q.tile_y)));
     return true;
   }
 
@@ -474,7 +478,6 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     config.stream = stream;
     config.attrs = attribute;
     config.numAttrs = 1;
-    for (int a = 0; a < 3; ++a) geo_.axis[a].out_lo = 0, geo_.axis[a].out_hi = geo_.axis[a].n;
     const bool start = Eq::levels == 2 && step == 0;
     with_radius(this->radius_, [&]<int R>() {
       HW_CUDA(cudaLaunchKernelEx(&config, deep_kernel_3d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_,

@@ -430,11 +430,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
                 return up;
             }();
             Real minus[R + 1], plus[R + 1];
-#pragma unroll
-            for (int j = 1; j <= R; ++j) {
-              minus[j] = v - j >= 0 ? mid.v[v - j] : left_x[j - v];
-              plus[j] = v + j < V ? mid.v[v + j] : right_x[v + j - V + 1];
-            }
+            pack_x_neighbours<R>(mid, left_x, right_x, v, minus, plus);
             Real lap_value;
             if constexpr (F == Form::flux) {
               // FluxPairs' order: axes, then j (add_pair_terms).
