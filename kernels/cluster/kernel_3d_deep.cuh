@@ -21,6 +21,13 @@ inline constexpr int deep_threads = 512;  // at most a block: 128 registers a th
 // the H100's loads waiting on DRAM latency (k 1: 101 Gcells/s).
 inline constexpr int deep_in_flight = 4;
 inline constexpr int deep_items = 2;  // load and edge items a thread keeps the geometry of, in registers
+// Launches of 2 to deep_window_levels levels at r 1 in fp32 keep each
+// level's z window at the thread's pack in registers (deep_kernel_3d's
+// Levels): a level then reads only its x and y neighbours from shared
+// memory. A/B in one call (H100, 64x32): heat fp32 512^3 k 4 253.4 against
+// 215.1, wave fp32 k 4 225.5 against 185.7; at k 5-6 the windows spill (128
+// registers a thread at 512 threads) and lose, and fp64 lost 2.6% at k 4.
+inline constexpr int deep_window_levels = 4;
 // Ring planes: level 0 (and u^{n-1}) the 2r+1 that level 1 reads and those
 // in flight; levels 1..k-1 the 2r+1 that the next level reads.
 __host__ __device__ constexpr int deep_level0_planes(int R) { return 2 * R + 1 + deep_in_flight; }
@@ -47,7 +54,9 @@ __host__ __device__ inline int deep_strip_levels(int k) { return max(k - 1, 1); 
 // reads). Physical faces: x-y ghosts from FaceRule at that exchange, z
 // ghost planes mirrored as they are read; Dirichlet face points are g at
 // every level.
-template <int R, class Real, class Eq>
+// Levels: 0, k from `steps` and the columns from the rings in shared
+// memory; else k, each level's column in registers.
+template <int R, class Real, class Eq, int Levels = 0>
 __global__ void __launch_bounds__(deep_threads, 1)
     deep_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                    Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
@@ -56,7 +65,15 @@ __global__ void __launch_bounds__(deep_threads, 1)
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, NY = deep_rows, S = 2 * R + 1, S0 = deep_level0_planes(R);
-  const int W = geo.width, PS = geo.plane, K = steps;
+  const int W = geo.width, PS = geo.plane, K = Levels > 0 ? Levels : steps;
+  // Level t's column at the thread's pack (Levels > 0): its planes made 2r..0 iterations ago.
+  static_assert(Levels == 0 || NY == 1, "a window is one row's");
+  Vec window[Levels > 0 ? Levels : 1][2 * R + 1];
+  auto push = [](Vec(&w)[2 * R + 1], const Vec& v) {
+#pragma unroll
+    for (int e = 0; e < 2 * R; ++e) w[e] = w[e + 1];
+    w[2 * R] = v;
+  };
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
   const ClusterAxis& az = geo.axis[2];
@@ -270,10 +287,15 @@ __global__ void __launch_bounds__(deep_threads, 1)
   // An iteration's ring offsets: of the plane made m iterations ago (m <= 2r).
   int ago[S] = {}, ago0[S] = {};
 
+  const bool straddles = x < x1 && x + V > x1;  // a pack across a partial tile's end
   // Level t's plane of iteration i.
   auto level = [&](int t, int i) {
     const int p = zl + i - t * R;
-    if (p < z_lo(t) || p >= z_hi(t)) return;
+    if (p < z_lo(t) || p >= z_hi(t)) {
+      if constexpr (Levels > 0)
+        if (t < K) push(window[t], Vec{});  // a plane past the level's range: z ghosts are mirrored as read
+      return;
+    }
     // Level t-1's plane made m iterations ago (m <= 2r), at the thread's first pack.
     auto made = [&](int level, int m) -> const Real* {
       return level == 0 ? mine0 + ago0[m] : mine + (level - 1) * S * PS + ago[m];
@@ -282,9 +304,15 @@ __global__ void __launch_bounds__(deep_threads, 1)
     Vec column[NY][S];
 #pragma unroll
     for (int e = 0; e < S; ++e) {
-      const Real* c = made(t - 1, 2 * R - e);
+      if constexpr (Levels > 0) {
+        // A pack across a partial tile's end takes its lanes past the end
+        // (its last valid lane's x neighbours) from the exchanged halo.
+        column[0][e] = e == R && straddles ? load_pack(made(t - 1, R)) : window[t - 1][e];
+      } else {
+        const Real* c = made(t - 1, 2 * R - e);
 #pragma unroll
-      for (int j = 0; j < NY; ++j) column[j][e] = load_pack(c + j * W);
+        for (int j = 0; j < NY; ++j) column[j][e] = load_pack(c + j * W);
+      }
     }
     if (!az.periodic && t >= 2 && (p < R || p > az.n - 1 - R))
 #pragma unroll
@@ -302,9 +330,13 @@ __global__ void __launch_bounds__(deep_threads, 1)
     // u^{m-1}: level t-2 at p (t = 1: the loaded u^{n-1}, its plane made r iterations ago).
     Vec before[NY];
     if constexpr (two_levels) {
-      const Real* b = t == 1 ? made(0, R) + S0 * PS : made(t - 2, 2 * R);
+      if (Levels > 0 && t >= 2) {
+        before[0] = window[t - 2][0];
+      } else {
+        const Real* b = t == 1 ? made(0, R) + S0 * PS : made(t - 2, 2 * R);
 #pragma unroll
-      for (int j = 0; j < NY; ++j) before[j] = load_pack(b + j * W);
+        for (int j = 0; j < NY; ++j) before[j] = load_pack(b + j * W);
+      }
     }
     Vec result[NY];
 #pragma unroll
@@ -350,6 +382,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
       Real* const to = mine + (t - 1) * S * PS + ago[0];
 #pragma unroll
       for (int j = 0; j < NY; ++j) store_shared_pack(to + j * W, result[j]);
+      if constexpr (Levels > 0) push(window[t], result[0]);
       return;
     }
     // Level k: the tile's updated points to global memory (two levels: and
@@ -388,8 +421,14 @@ __global__ void __launch_bounds__(deep_threads, 1)
     for (int m = 0; m < S; ++m)
       ago[m] = (ring - m < 0 ? ring - m + S : ring - m) * PS,
       ago0[m] = (ring0 - m < 0 ? ring0 - m + S0 : ring0 - m) * PS;
+    if constexpr (Levels > 0) {
+      push(window[0], load_pack(mine0 + ago0[0]));
+#pragma unroll
+      for (int t = 1; t <= Levels; ++t) level(t, i);
+    } else {
 #pragma unroll 1
-    for (int t = 1; t <= K; ++t) level(t, i);
+      for (int t = 1; t <= K; ++t) level(t, i);
+    }
   }
 }
 
@@ -443,11 +482,12 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
     if (!this->fits_device(reason)) return false;
     blocks_x_ = (geo_.axis[0].n + q.tile_x - 1) / q.tile_x, blocks_y_ = (geo_.axis[1].n + q.tile_y - 1) / q.tile_y;
-    int per_sm = 0, device = 0, sms = 0;
-    with_radius(R, [&]<int RR>() {
-      const auto kernel = deep_kernel_3d<RR, Real, Eq>;
+    int per_sm = 1 << 30, device = 0, sms = 0;
+    each_kernel(R, q.k, [&](auto kernel) {
+      int blocks = 0;
       this->allow_shared_memory(kernel);
-      HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_x_ * threads_y_, shared_bytes_));
+      HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads_x_ * threads_y_, shared_bytes_));
+      per_sm = std::min(per_sm, blocks);
     });
     HW_CUDA(cudaGetDevice(&device));
     HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -462,6 +502,18 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
   }
 
   bool records_samples() const override { return false; }
+
+  // The kernels a plan's launches may run (launch's choice; a run's last launch may have fewer levels).
+  template <class F>
+  static void each_kernel(int radius, int k, F&& f) {
+    with_radius(radius, [&]<int R>() { f(deep_kernel_3d<R, Real, Eq>); });
+    if constexpr (std::is_same_v<Real, float>)
+      if (radius == 1) {
+        if (k >= 2) f(deep_kernel_3d<1, Real, Eq, 2>);
+        if (k >= 3) f(deep_kernel_3d<1, Real, Eq, 3>);
+        if (k >= 4) f(deep_kernel_3d<1, Real, Eq, 4>);
+      }
+  }
 
   void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<3>& window,
               long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
@@ -479,11 +531,21 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     config.attrs = attribute;
     config.numAttrs = 1;
     const bool start = Eq::levels == 2 && step == 0;
-    with_radius(this->radius_, [&]<int R>() {
-      HW_CUDA(cudaLaunchKernelEx(&config, deep_kernel_3d<R, Real, Eq>, u, u_prev, out_u, out_u_prev, geo_,
-                                 this->template lap<R>(), this->update_, steps, start, edges_.get()));
-    });
-    HW_CUDA(cudaGetLastError());
+    auto run = [&](auto kernel, const auto& lap) {
+      HW_CUDA(cudaLaunchKernelEx(&config, kernel, u, u_prev, out_u, out_u_prev, geo_, lap, this->update_, steps, start,
+                                 edges_.get()));
+      HW_CUDA(cudaGetLastError());
+    };
+    if constexpr (std::is_same_v<Real, float>)
+      if (this->radius_ == 1 && steps >= 2 && steps <= deep_window_levels) {
+        static_assert(deep_window_levels == 4, "a register-window kernel for each level count");
+        const auto lap = this->template lap<1>();
+        if (steps == 2) run(deep_kernel_3d<1, Real, Eq, 2>, lap);
+        if (steps == 3) run(deep_kernel_3d<1, Real, Eq, 3>, lap);
+        if (steps == 4) run(deep_kernel_3d<1, Real, Eq, 4>, lap);
+        return;
+      }
+    with_radius(this->radius_, [&]<int R>() { run(deep_kernel_3d<R, Real, Eq>, this->template lap<R>()); });
   }
 
  private:

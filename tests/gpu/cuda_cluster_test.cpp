@@ -501,6 +501,8 @@ TEST(GpuCluster, DeepFamily3D) {
       for (const char* plan : {"deep,16,8,3", "deep,8,6,5", "deep,32,16,1", "deep,40,30,2"}) {
         const bool wide = std::strcmp(plan, "deep,40,30,2") == 0;  // its rings fit r 1-2; fp64: 24x30 (threads)
         if (wide && r > 2) continue;
+        if (!wide)
+          check_cluster<float, 3>(eq, r, "[32, 24, 26]", 7, 2, plan);  // whole tiles: no pack across a tile's end
         check_cluster<float, 3>(eq, r, "[37, 29, 26]", 7, 2, plan);
         check_cluster<double, 3>(eq, r, "[69, 53, 13]", 5, 1, wide ? "deep,24,30,2" : plan);
       }
