@@ -2,9 +2,8 @@
 // backend: host. OpenMP over x-rows, the x loop vectorised; the stencil is
 // solver/stencil.hpp's and the time update the equation's, the same
 // expressions every backend evaluates (bitwise equal fields). Included by
-// host_backend_2d.cpp and host_backend_3d_{float,double}.cpp, each
-// instantiating one dimension (3D: one precision), so that no unit takes a
-// minute on 2 cores.
+// host_backend_{2d,3d}_{float,double}.cpp, each instantiating one
+// dimension and precision, so that no unit takes a minute on 2 cores.
 #include "kernels/host/host_backend.hpp"
 
 #include <omp.h>
