@@ -55,13 +55,15 @@ __host__ __device__ inline int deep_strip_levels(int k) { return max(k - 1, 1); 
 // ghost planes mirrored as they are read; Dirichlet face points are g at
 // every level.
 // Levels: 0, k from `steps` and the columns from the rings in shared
-// memory; else k, each level's column in registers.
-template <int R, class Real, class Eq, int Levels = 0>
+// memory; else k, each level's column in registers. Sourced: the launch has
+// sources to add (inlined in every kernel, their code cost 6-8% without
+// any: H100, heat fp32 512^3, 64x32 k 4 and 6).
+template <int R, class Real, class Eq, int Levels = 0, bool Sourced = false>
 __global__ void __launch_bounds__(deep_threads, 1)
     deep_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                    Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
                    const typename Eq::template Update<Real> up, const int steps, const bool start,
-                   Real* __restrict__ edges) {
+                   Real* __restrict__ edges, const ClusterSources<Real> sources) {
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, NY = deep_rows, S = 2 * R + 1, S0 = deep_level0_planes(R);
@@ -288,6 +290,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
   int ago[S] = {}, ago0[S] = {};
 
   const bool straddles = x < x1 && x + V > x1;  // a pack across a partial tile's end
+  // The sources' points in the thread's pack, found once for the sweep (found
+  // at every level, the search ran a source case 2.5x slower: H100, heat fp32
+  // 512^3, 64x32 k 6, 104.6 Gcells/s).
+  const unsigned source_lanes_here = Sourced ? source_lanes<3>(sources, geo, x, y) : 0u;
   // Level t's plane of iteration i.
   auto level = [&](int t, int i) {
     const int p = zl + i - t * R;
@@ -364,6 +370,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
           result[j].v[v] = up.step(centre, centre, lap_value);
       }
     }
+    if constexpr (Sourced)
+      if (source_lanes_here)
+        result[0] = add_sources<3, Real, Eq, Form::uniform>(result[0], source_lanes_here, sources, geo, x, y, p, t - 1,
+                                                            start && t == 1, up, PointUpdates<3, Real, Eq>{});
     // Dirichlet face points keep g.
     if ((dirichlet_z && p == 0) || (dirichlet_z1 && p == az.n - 1)) {
       const Real g = static_cast<Real>(az.face[p == 0 ? 0 : 1].value);
@@ -460,7 +470,6 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
         return reason = plan + " runs one rank's whole domain: this rank exchanges halos", false;
     if (this->flux_ || this->pointwise_)
       return reason = plan + " takes constant coefficients: this case's vary in space", false;
-    if (this->source_count_ > 0) return reason = plan + " adds no sources: this case has some", false;
     // Each block's strips lie in its own tile: a last, partial tile is whole or more than r wide.
     for (int a = 0; a < 2; ++a) {
       const int n = geo_.axis[a].n, tile = a == 0 ? q.tile_x : q.tile_y;
@@ -505,8 +514,11 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
 
   // The kernels a plan's launches may run (launch's choice; a run's last launch may have fewer levels).
   template <class F>
-  static void each_kernel(int radius, int k, F&& f) {
-    with_radius(radius, [&]<int R>() { f(deep_kernel_3d<R, Real, Eq>); });
+  void each_kernel(int radius, int k, F&& f) const {
+    with_radius(radius, [&]<int R>() {
+      f(deep_kernel_3d<R, Real, Eq>);
+      if (this->source_count_ > 0) f(deep_kernel_3d<R, Real, Eq, 0, true>);
+    });
     if constexpr (std::is_same_v<Real, float>)
       if (radius == 1) {
         if (k >= 2) f(deep_kernel_3d<1, Real, Eq, 2>);
@@ -531,11 +543,16 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     config.attrs = attribute;
     config.numAttrs = 1;
     const bool start = Eq::levels == 2 && step == 0;
+    const ClusterSources<Real> sources = this->sources(step, steps, stream);
     auto run = [&](auto kernel, const auto& lap) {
       HW_CUDA(cudaLaunchKernelEx(&config, kernel, u, u_prev, out_u, out_u_prev, geo_, lap, this->update_, steps, start,
-                                 edges_.get()));
+                                 edges_.get(), sources));
       HW_CUDA(cudaGetLastError());
     };
+    if (sources.count > 0) {
+      with_radius(this->radius_, [&]<int R>() { run(deep_kernel_3d<R, Real, Eq, 0, true>, this->template lap<R>()); });
+      return;
+    }
     if constexpr (std::is_same_v<Real, float>)
       if (this->radius_ == 1 && steps >= 2 && steps <= deep_window_levels) {
         static_assert(deep_window_levels == 4, "a register-window kernel for each level count");

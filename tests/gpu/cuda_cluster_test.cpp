@@ -335,6 +335,10 @@ TEST(GpuCluster, Sources) {
         check_cluster<double, 3>(eq, r, "[37, 21, 26]", 5, 3, plan,
                                  point_sources(eq, 3, "float64", r, "[37, 21, 26]"));
       }
+      for (const char* plan : {"deep,16,8,3", "deep,8,6,2"}) {  // the deep family (fp32 r 1 at k 2-3: register windows)
+        check_cluster<float, 3>(eq, r, "[37, 29, 26]", 7, 3, plan, point_sources(eq, 3, "float32", r, "[37, 29, 26]"));
+        check_cluster<double, 3>(eq, r, "[69, 53, 13]", 5, 3, plan, point_sources(eq, 3, "float64", r, "[69, 53, 13]"));
+      }
     }
   // The seismic shot's shape: layers, absorbing faces and a free surface, a Ricker source.
   const std::string shot =
