@@ -5,6 +5,8 @@
 // stencil and update are the pipeline's (LaplacianWeights::start, then add
 // in axis order; the equation's update): bitwise equal to the other backends.
 #pragma once
+#include <utility>
+
 #include "io/errors.hpp"
 #include "kernels/cluster/kernel_3d_pipeline.cuh"
 
@@ -519,12 +521,20 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
       f(deep_kernel_3d<R, Real, Eq>);
       if (this->source_count_ > 0) f(deep_kernel_3d<R, Real, Eq, 0, true>);
     });
-    if constexpr (std::is_same_v<Real, float>)
-      if (radius == 1) {
-        if (k >= 2) f(deep_kernel_3d<1, Real, Eq, 2>);
-        if (k >= 3) f(deep_kernel_3d<1, Real, Eq, 3>);
-        if (k >= 4) f(deep_kernel_3d<1, Real, Eq, 4>);
-      }
+    if (radius == 1)
+      each_window_kernel([&](auto kernel, int levels) {
+        if (k >= levels) f(kernel);
+      });
+  }
+  // The register-window kernels (r 1, fp32): f(kernel, its levels), 2 to deep_window_levels.
+  template <class F>
+  static void each_window_kernel(F&& f) {
+    if constexpr (std::is_same_v<Real, float>) {
+      auto each = [&]<int... L>(std::integer_sequence<int, L...>) {
+        (f(deep_kernel_3d<1, Real, Eq, L + 2>, L + 2), ...);
+      };
+      each(std::make_integer_sequence<int, deep_window_levels - 1>{});
+    }
   }
 
   void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<3>& window,
@@ -553,15 +563,12 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
       with_radius(this->radius_, [&]<int R>() { run(deep_kernel_3d<R, Real, Eq, 0, true>, this->template lap<R>()); });
       return;
     }
-    if constexpr (std::is_same_v<Real, float>)
-      if (this->radius_ == 1 && steps >= 2 && steps <= deep_window_levels) {
-        static_assert(deep_window_levels == 4, "a register-window kernel for each level count");
-        const auto lap = this->template lap<1>();
-        if (steps == 2) run(deep_kernel_3d<1, Real, Eq, 2>, lap);
-        if (steps == 3) run(deep_kernel_3d<1, Real, Eq, 3>, lap);
-        if (steps == 4) run(deep_kernel_3d<1, Real, Eq, 4>, lap);
-        return;
-      }
+    bool windowed = false;
+    if (this->radius_ == 1)
+      each_window_kernel([&](auto kernel, int levels) {
+        if (steps == levels) run(kernel, this->template lap<1>()), windowed = true;
+      });
+    if (windowed) return;
     with_radius(this->radius_, [&]<int R>() { run(deep_kernel_3d<R, Real, Eq>, this->template lap<R>()); });
   }
 
