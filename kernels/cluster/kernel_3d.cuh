@@ -1,11 +1,8 @@
 // cuda-cluster, 3D: the kernel object of a case. It checks a plan against
 // the device (shared memory, co-scheduling), makes the point form's update
-// classes, and launches the pipeline of kernel_3d_pipeline.cuh; a deep plan's
-// object is kernel_3d_deep.cuh's.
+// classes (UpdateClassTable3D), and launches the pipeline of
+// kernel_3d_pipeline.cuh; a deep plan's object is kernel_3d_deep.cuh's.
 #pragma once
-#include <array>
-#include <vector>
-
 #include "kernels/cluster/kernel_3d_deep.cuh"
 #include "kernels/cluster/kernel_3d_pipeline.cuh"
 
@@ -41,7 +38,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
     if (!this->fits_device(reason)) return false;
     if constexpr (has_point_form<Eq>)
-      if (this->pointwise_) make_update_classes();
+      if (this->pointwise_) classes_.make(geo_, this->point_);
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
     const bool clustered = q.blocks() > 1;
@@ -61,62 +58,14 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     with_kernel([&]<int R, Form F>() {
       HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
                                  out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start, this->point_,
-                                 sources, samples, classes_, this->template flux<R>(), this->template flux_table<R>()));
+                                 sources, samples, classes_.view(), this->template flux<R>(),
+                                 this->template flux_table<R>()));
     });
     HW_CUDA(cudaGetLastError());
   }
 
  private:
-  // Form::point: the classes of the stored points along each axis and the
-  // table of their updates (UpdateClasses3D), where no coefficient is read
-  // from a file and the classes fit (x's in a byte, the table in max_entries).
-  void make_update_classes() {
-    using Update = typename Eq::template Update<Real>;
-    constexpr int width = PointUpdates<3, Real, Eq>::contributions;
-    constexpr long max_entries = 1L << 20;  // 32 MB of fp32 damped-wave updates
-    for (const CoefficientView<Real>& view : this->point_.k)
-      if (view.field) return;
-    std::array<std::vector<int>, 3> cls, reps;  // each stored coordinate's class; a point of each class
-    for (int a = 0; a < 3; ++a) {
-      const ClusterAxis& axis = geo_.axis[a];
-      classes_.lo[a] = axis.periodic ? 0 : axis.load_lo;
-      const int n = (axis.periodic ? axis.n : axis.load_hi) - classes_.lo[a];
-      DeviceBuffer<double> keys;
-      keys.allocate(static_cast<std::size_t>(n) * width);
-      axis_contributions_3d<Real, Eq><<<(n + 255) / 256, 256>>>(keys.get(), this->point_, a, classes_.lo[a], n);
-      HW_CUDA(cudaGetLastError());
-      std::vector<double> host(static_cast<std::size_t>(n) * width);
-      HW_CUDA(cudaMemcpy(host.data(), keys.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
-      const AxisClasses found = axis_classes(host, width, classes_.lo[a]);
-      cls[a] = found.of;
-      for (long c : found.first) reps[a].push_back(static_cast<int>(c));
-    }
-    const long nx = static_cast<long>(reps[0].size()), ny = static_cast<long>(reps[1].size());
-    const long entries = nx * ny * static_cast<long>(reps[2].size());
-    if (nx > UpdateClasses3D<Update>::max_x_classes || entries > max_entries) return;
-    for (int& c : cls[1]) c = static_cast<int>(c * nx);
-    for (int& c : cls[2]) c = static_cast<int>(c * nx * ny);
-    for (int a = 0; a < 3; ++a) {
-      class_maps_[a].allocate(cls[a].size());
-      class_reps_[a].allocate(reps[a].size());
-      HW_CUDA(cudaMemcpy(class_maps_[a].get(), cls[a].data(), cls[a].size() * sizeof(int), cudaMemcpyHostToDevice));
-      HW_CUDA(cudaMemcpy(class_reps_[a].get(), reps[a].data(), reps[a].size() * sizeof(int), cudaMemcpyHostToDevice));
-    }
-    class_table_.allocate(static_cast<std::size_t>(entries));
-    const long blocks = std::min<long>((entries + 255) / 256, 4096);
-    make_update_classes_3d<Real, Eq><<<static_cast<unsigned>(blocks), 256>>>(
-        class_table_.get(), this->point_, class_reps_[0].get(), class_reps_[1].get(), class_reps_[2].get(),
-        static_cast<int>(nx), static_cast<int>(ny), entries);
-    HW_CUDA(cudaGetLastError());
-    HW_CUDA(cudaDeviceSynchronize());
-    classes_.at = class_table_.get();
-    classes_.x_class = class_maps_[0].get(), classes_.y_offset = class_maps_[1].get();
-    classes_.z_offset = class_maps_[2].get();
-  }
-
-  DeviceBuffer<UpdateEntry<typename Eq::template Update<Real>>> class_table_;
-  std::array<DeviceBuffer<int>, 3> class_maps_, class_reps_;
-  UpdateClasses3D<typename Eq::template Update<Real>> classes_;
+  UpdateClassTable3D<Real, Eq> classes_;  // Form::point
 
   // f.template operator()<R, Form>() for the case's radius and form (each
   // form instantiated only for an equation that has such a coefficient: the

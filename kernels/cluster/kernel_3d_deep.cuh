@@ -59,13 +59,19 @@ __host__ __device__ inline int deep_strip_levels(int k) { return max(k - 1, 1); 
 // Levels: 0, k from `steps` and the columns from the rings in shared
 // memory; else k, each level's column in registers. Sourced: the launch has
 // sources to add (inlined in every kernel, their code cost 6-8% without
-// any: H100, heat fp32 512^3, 64x32 k 4 and 6).
-template <int R, class Real, class Eq, int Levels = 0, bool Sourced = false>
+// any: H100, heat fp32 512^3, 64x32 k 4 and 6). F: the update is `up`
+// (uniform) or each point's (Form::point: the waves' media and absorbing
+// faces, from the classes' table or the coefficient views, as the pipeline).
+template <int R, class Real, class Eq, int Levels = 0, bool Sourced = false, Form F = Form::uniform>
 __global__ void __launch_bounds__(deep_threads, 1)
     deep_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                    Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
                    const typename Eq::template Update<Real> up, const int steps, const bool start,
-                   Real* __restrict__ edges, const ClusterSources<Real> sources) {
+                   Real* __restrict__ edges, const ClusterSources<Real> sources,
+                   const PointUpdates<3, Real, Eq> updates,
+                   const UpdateClasses3D<typename Eq::template Update<Real>> classes) {
+  static_assert(F == Form::uniform || (F == Form::point && Levels == 0 && deep_rows == 1),
+                "point updates: the rings' kernel, a thread one pack column");
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, NY = deep_rows, S = 2 * R + 1, S0 = deep_level0_planes(R);
@@ -95,6 +101,8 @@ __global__ void __launch_bounds__(deep_threads, 1)
   const int nthreads = static_cast<int>(blockDim.x * blockDim.y);
   const int x = x0 + static_cast<int>(threadIdx.x) * V, y = y0 + static_cast<int>(threadIdx.y) * NY;
   const int own = tile.at(x, y);  // the thread's first pack in a shared plane
+  [[maybe_unused]] PointColumn3D<Real, Eq> point;
+  if constexpr (F == Form::point) point = PointColumn3D<Real, Eq>(classes, geo, x, y);
 
   // z: level 0's plane of iteration i is zl + i; level t's planes are
   // [z_lo(t), z_hi(t)) (a periodic axis: the cone of the later levels'
@@ -347,12 +355,21 @@ __global__ void __launch_bounds__(deep_threads, 1)
       }
     }
     Vec result[NY];
+    // Form::point: the plane's updates at the thread's pack column.
+    [[maybe_unused]] typename PointColumn3D<Real, Eq>::Plane point_plane;
+    if constexpr (F == Form::point) point_plane = point.template plane<false>(updates, classes, geo, y, p);
 #pragma unroll
     for (int j = 0; j < NY; ++j) {
       const Vec& centre_pack = column[j][R];
 #pragma unroll
       for (int v = 0; v < V; ++v) {
         const Real centre = centre_pack.v[v];
+        const typename Eq::template Update<Real> at = [&] {
+          if constexpr (F == Form::point)
+            return point.template at<false>(updates, geo, point_plane, x, v);
+          else
+            return up;
+        }();
         Real minus[R + 1], plus[R + 1];
         pack_x_neighbours<R>(centre_pack, left_x[j], right_x[j], v, minus, plus);
         Real lap_value = lap.add(0, lap.start(centre), minus, plus);
@@ -366,16 +383,16 @@ __global__ void __launch_bounds__(deep_threads, 1)
         for (int k = 1; k <= R; ++k) minus[k] = column[j][R - k].v[v], plus[k] = column[j][R + k].v[v];
         lap_value = lap.add(2, lap_value, minus, plus);
         if constexpr (two_levels)
-          result[j].v[v] = start && t == 1 ? up.start(centre, before[j].v[v], lap_value)
-                                           : up.step(centre, before[j].v[v], lap_value);
+          result[j].v[v] = start && t == 1 ? at.start(centre, before[j].v[v], lap_value)
+                                           : at.step(centre, before[j].v[v], lap_value);
         else
-          result[j].v[v] = up.step(centre, centre, lap_value);
+          result[j].v[v] = at.step(centre, centre, lap_value);
       }
     }
     if constexpr (Sourced)
       if (source_lanes_here)
-        result[0] = add_sources<3, Real, Eq, Form::uniform>(result[0], source_lanes_here, sources, geo, x, y, p, t - 1,
-                                                            start && t == 1, up, PointUpdates<3, Real, Eq>{});
+        result[0] = add_sources<3, Real, Eq, F>(result[0], source_lanes_here, sources, geo, x, y, p, t - 1,
+                                                start && t == 1, up, updates);
     // Dirichlet face points keep g.
     if ((dirichlet_z && p == 0) || (dirichlet_z1 && p == az.n - 1)) {
       const Real g = static_cast<Real>(az.face[p == 0 ? 0 : 1].value);
@@ -470,8 +487,7 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     for (int a = 0; a < 3; ++a)
       if (domain.exchanged[a][0] || domain.exchanged[a][1])
         return reason = plan + " runs one rank's whole domain: this rank exchanges halos", false;
-    if (this->flux_ || this->pointwise_)
-      return reason = plan + " takes constant coefficients: this case's vary in space", false;
+    if (this->flux_) return reason = plan + " takes the heat's alpha constant: this case's varies in space", false;
     // Each block's strips lie in its own tile: a last, partial tile is whole or more than r wide.
     for (int a = 0; a < 2; ++a) {
       const int n = geo_.axis[a].n, tile = a == 0 ? q.tile_x : q.tile_y;
@@ -509,6 +525,8 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
              false;
     edges_.allocate(static_cast<std::size_t>(2L * blocks_x_ * blocks_y_ * deep_strip_levels(q.k) * R *
                                              deep_strip_values(R, q.tile_x, q.tile_y)));
+    if constexpr (has_point_form<Eq>)
+      if (this->pointwise_) classes_.make(geo_, this->point_);
     return true;
   }
 
@@ -517,6 +535,8 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
   // The kernels a plan's launches may run (launch's choice; a run's last launch may have fewer levels).
   template <class F>
   void each_kernel(int radius, int k, F&& f) const {
+    if constexpr (has_point_form<Eq>)
+      if (this->pointwise_) return with_radius(radius, [&]<int R>() { f(point_kernel<R>()); });
     with_radius(radius, [&]<int R>() {
       f(deep_kernel_3d<R, Real, Eq>);
       if (this->source_count_ > 0) f(deep_kernel_3d<R, Real, Eq, 0, true>);
@@ -556,9 +576,12 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     const ClusterSources<Real> sources = this->sources(step, steps, stream);
     auto run = [&](auto kernel, const auto& lap) {
       HW_CUDA(cudaLaunchKernelEx(&config, kernel, u, u_prev, out_u, out_u_prev, geo_, lap, this->update_, steps, start,
-                                 edges_.get(), sources));
+                                 edges_.get(), sources, this->point_, classes_.view()));
       HW_CUDA(cudaGetLastError());
     };
+    if constexpr (has_point_form<Eq>)
+      if (this->pointwise_)
+        return with_radius(this->radius_, [&]<int R>() { run(point_kernel<R>(), this->template lap<R>()); });
     if (sources.count > 0) {
       with_radius(this->radius_, [&]<int R>() { run(deep_kernel_3d<R, Real, Eq, 0, true>, this->template lap<R>()); });
       return;
@@ -573,8 +596,15 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
   }
 
  private:
+  // Form::point's one kernel a radius (sources or none: a launch without them finds no lanes).
+  template <int R>
+  static auto point_kernel() {
+    return deep_kernel_3d<R, Real, Eq, 0, true, Form::point>;
+  }
+
   int blocks_x_ = 0, blocks_y_ = 0;
   DeviceBuffer<Real> edges_;  // the tiles' edge strips (deep_kernel_3d)
+  UpdateClassTable3D<Real, Eq> classes_;  // Form::point
 };
 
 }  // namespace

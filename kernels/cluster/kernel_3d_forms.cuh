@@ -3,7 +3,10 @@
 // space. The point form's updates (the waves' c and gamma, absorbing
 // profiles): the table of the updates by axis classes, made once for the
 // kernel object, and a thread's pack column's updates plane by plane.
-// CUDA-only: included by kernel_3d_pipeline.cuh.
+// CUDA-only: included by kernel_3d_pipeline.cuh (and so by the deep family's).
+#include <array>
+#include <vector>
+
 #include "kernels/cluster/common.cuh"
 
 namespace heatwave::cuda {
@@ -56,6 +59,65 @@ __global__ void __launch_bounds__(256)
   for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x)
     updates.axis_contributions(axis, lo + k, keys + static_cast<long>(k) * width);
 }
+
+// The classes' table of a case (Form::point, UpdateClasses3D): made once for
+// a kernel object (the pipeline's and the deep family's), where no
+// coefficient is read from a file and the classes fit (x's in a byte, the
+// table in max_entries); else view() has no table (`at` null) and the
+// kernels make each point's update from the coefficient views.
+template <class Real, class Eq>
+class UpdateClassTable3D {
+ public:
+  using Update = typename Eq::template Update<Real>;
+  void make(const ClusterGeometry<3>& geo, const PointUpdates<3, Real, Eq>& point) {
+    constexpr int width = PointUpdates<3, Real, Eq>::contributions;
+    constexpr long max_entries = 1L << 20;  // 32 MB of fp32 damped-wave updates
+    for (const CoefficientView<Real>& view : point.k)
+      if (view.field) return;
+    std::array<std::vector<int>, 3> cls, reps;  // each stored coordinate's class; a point of each class
+    for (int a = 0; a < 3; ++a) {
+      const ClusterAxis& axis = geo.axis[a];
+      classes_.lo[a] = axis.periodic ? 0 : axis.load_lo;
+      const int n = (axis.periodic ? axis.n : axis.load_hi) - classes_.lo[a];
+      DeviceBuffer<double> keys;
+      keys.allocate(static_cast<std::size_t>(n) * width);
+      axis_contributions_3d<Real, Eq><<<(n + 255) / 256, 256>>>(keys.get(), point, a, classes_.lo[a], n);
+      HW_CUDA(cudaGetLastError());
+      std::vector<double> host(static_cast<std::size_t>(n) * width);
+      HW_CUDA(cudaMemcpy(host.data(), keys.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+      const AxisClasses found = axis_classes(host, width, classes_.lo[a]);
+      cls[a] = found.of;
+      for (long c : found.first) reps[a].push_back(static_cast<int>(c));
+    }
+    const long nx = static_cast<long>(reps[0].size()), ny = static_cast<long>(reps[1].size());
+    const long entries = nx * ny * static_cast<long>(reps[2].size());
+    if (nx > UpdateClasses3D<Update>::max_x_classes || entries > max_entries) return;
+    for (int& c : cls[1]) c = static_cast<int>(c * nx);
+    for (int& c : cls[2]) c = static_cast<int>(c * nx * ny);
+    for (int a = 0; a < 3; ++a) {
+      maps_[a].allocate(cls[a].size());
+      reps_[a].allocate(reps[a].size());
+      HW_CUDA(cudaMemcpy(maps_[a].get(), cls[a].data(), cls[a].size() * sizeof(int), cudaMemcpyHostToDevice));
+      HW_CUDA(cudaMemcpy(reps_[a].get(), reps[a].data(), reps[a].size() * sizeof(int), cudaMemcpyHostToDevice));
+    }
+    table_.allocate(static_cast<std::size_t>(entries));
+    const long blocks = std::min<long>((entries + 255) / 256, 4096);
+    make_update_classes_3d<Real, Eq>
+        <<<static_cast<unsigned>(blocks), 256>>>(table_.get(), point, reps_[0].get(), reps_[1].get(), reps_[2].get(),
+                                                 static_cast<int>(nx), static_cast<int>(ny), entries);
+    HW_CUDA(cudaGetLastError());
+    HW_CUDA(cudaDeviceSynchronize());
+    classes_.at = table_.get();
+    classes_.x_class = maps_[0].get(), classes_.y_offset = maps_[1].get();
+    classes_.z_offset = maps_[2].get();
+  }
+  const UpdateClasses3D<Update>& view() const { return classes_; }
+
+ private:
+  DeviceBuffer<UpdateEntry<Update>> table_;
+  std::array<DeviceBuffer<int>, 3> maps_, reps_;
+  UpdateClasses3D<Update> classes_;
+};
 
 // Form::point: a thread's pack column (x, y fixed for the sweep), its
 // updates plane by plane: from the classes' table where there is one, else

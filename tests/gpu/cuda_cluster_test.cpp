@@ -298,10 +298,20 @@ TEST(GpuCluster, WaveMedia3D) {
   }
   const std::string many = fmt::format(
       "material: {{c: {{type: layers, axis: x, interfaces: [{}], values: [{}]}}}}\n", interfaces, values);
-  for (const char* plan : {"1,1,32,8,8,3,1", "2,1,32,8,8,2,1"}) {
+  for (const char* plan : {"1,1,32,8,8,3,1", "2,1,32,8,8,2,1", "deep,32,6,3"}) {
     check_cluster<float, 3>("wave", 1, "[301, 9, 10]", 5, 2, plan, many);
     check_cluster<float, 3>("damped_wave", 2, "[301, 9, 10]", 5, 2, plan, many);
   }
+  // The deep family: each point's update in its rings' kernel (from the table, or the views above).
+  for (const char* plan : {"deep,16,8,3", "deep,8,6,2"})
+    for (int r : radii) {
+      for (const char* axis : {"x", "z"}) {
+        check_cluster<float, 3>("wave", r, "[37, 29, 26]", 7, 2, plan, wave_layers(axis, false));
+        check_cluster<double, 3>("damped_wave", r, "[69, 53, 13]", 5, 2, plan, wave_layers(axis, true));
+      }
+      check_cluster<float, 3>("wave", r, "[37, 29, 26]", 7, 2, plan, "", absorbing);
+      check_cluster<double, 3>("damped_wave", r, "[69, 53, 13]", 5, 2, plan, "", absorbing);
+    }
 }
 
 // Point sources inside the k-step pipeline: added at each level a launch
@@ -344,7 +354,8 @@ TEST(GpuCluster, Sources) {
   const std::string shot =
       "material: {c: {type: layers, axis: z, interfaces: [0.5, 0.85], values: [3.0, 2.2, 1.5]}}\n" +
       point_sources("wave", 3, "float32", 1, "[40, 33, 28]");
-  for (const char* plan : {static_cast<const char*>(nullptr), "1,1,16,12,9,4,1", "2,2,8,8,8,3,1"})
+  for (const char* plan :
+       {static_cast<const char*>(nullptr), "1,1,16,12,9,4,1", "2,2,8,8,8,3,1", "deep,16,12,3", "deep,8,6,2"})
     check_cluster<float, 3>("wave", 1, "[40, 33, 28]", 8, 3, plan, shot,
                             {"{default: {type: absorbing, width: 6}, z_high: {type: neumann, value: 0.0}}"});
 }
