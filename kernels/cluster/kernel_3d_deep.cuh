@@ -59,9 +59,11 @@ __host__ __device__ inline int deep_strip_levels(int k) { return max(k - 1, 1); 
 // Levels: 0, k from `steps` and the columns from the rings in shared
 // memory; else k, each level's column in registers. Sourced: the launch has
 // sources to add (inlined in every kernel, their code cost 6-8% without
-// any: H100, heat fp32 512^3, 64x32 k 4 and 6). F: the update is `up`
-// (uniform) or each point's (Form::point: the waves' media and absorbing
-// faces, from the classes' table or the coefficient views, as the pipeline).
+// any: H100, heat fp32 512^3, 64x32 k 4 and 6). F, as the pipeline's: the
+// update `up` and the stencil's weights (uniform); each point's update
+// (Form::point: the waves' media and absorbing faces, from the classes'
+// table or the coefficient views); or the flux form over the pairs' K
+// (Form::flux: the heat's varying alpha, from the layers' table or a file).
 template <int R, class Real, class Eq, int Levels = 0, bool Sourced = false, Form F = Form::uniform>
 __global__ void __launch_bounds__(deep_threads, 1)
     deep_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
@@ -69,9 +71,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
                    const typename Eq::template Update<Real> up, const int steps, const bool start,
                    Real* __restrict__ edges, const ClusterSources<Real> sources,
                    const PointUpdates<3, Real, Eq> updates,
-                   const UpdateClasses3D<typename Eq::template Update<Real>> classes) {
-  static_assert(F == Form::uniform || (F == Form::point && Levels == 0 && deep_rows == 1),
-                "point updates: the rings' kernel, a thread one pack column");
+                   const UpdateClasses3D<typename Eq::template Update<Real>> classes,
+                   const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable<3, R, Real> flux_table) {
+  static_assert(F == Form::uniform || (Levels == 0 && deep_rows == 1),
+                "media: the rings' kernel, a thread one pack column");
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, NY = deep_rows, S = 2 * R + 1, S0 = deep_level0_planes(R);
@@ -371,17 +374,32 @@ __global__ void __launch_bounds__(deep_threads, 1)
             return up;
         }();
         Real minus[R + 1], plus[R + 1];
+        // Form::flux: the point's pair coefficients, its sum in FluxPairs' order (axes, then j).
+        [[maybe_unused]] FluxLane<3, R, Real> pairs;
+        if constexpr (F == Form::flux)
+          pairs = flux_table.at ? flux_table.lane(geo, {x + v, y + j, p}) : flux_lane(flux, geo, {x + v, y + j, p});
+        auto add_axis = [&](int a, Real sum) {
+          if constexpr (F == Form::flux) {
+#pragma unroll
+            for (int k = 1; k <= R; ++k)
+              sum = FluxPairs<3, R, Real>::add_pair_terms(sum, centre, pairs.plus[a][k - 1], plus[k],
+                                                          pairs.minus[a][k - 1], minus[k]);
+            return sum;
+          } else {
+            return lap.add(a, sum, minus, plus);
+          }
+        };
         pack_x_neighbours<R>(centre_pack, left_x[j], right_x[j], v, minus, plus);
-        Real lap_value = lap.add(0, lap.start(centre), minus, plus);
+        Real lap_value = add_axis(0, F == Form::flux ? Real(0) : lap.start(centre));
 #pragma unroll
         for (int k = 1; k <= R; ++k) {
           minus[k] = j - k >= 0 ? column[j - k][R].v[v] : lower[k - j - 1].v[v];
           plus[k] = j + k < NY ? column[j + k][R].v[v] : higher[j + k - NY].v[v];
         }
-        lap_value = lap.add(1, lap_value, minus, plus);
+        lap_value = add_axis(1, lap_value);
 #pragma unroll
         for (int k = 1; k <= R; ++k) minus[k] = column[j][R - k].v[v], plus[k] = column[j][R + k].v[v];
-        lap_value = lap.add(2, lap_value, minus, plus);
+        lap_value = add_axis(2, lap_value);
         if constexpr (two_levels)
           result[j].v[v] = start && t == 1 ? at.start(centre, before[j].v[v], lap_value)
                                            : at.step(centre, before[j].v[v], lap_value);
@@ -461,6 +479,27 @@ __global__ void __launch_bounds__(deep_threads, 1)
   }
 }
 
+// The deep family's kernel of the media's form F (the heat's flux form or the
+// waves' point form; the rings' kernel, with sources or none: a launch
+// without them finds no lanes) at radius R: declared (`which`: extern) in
+// the unit of the deep kernel object, built (`which` empty) in a unit of
+// its own a form (CMakeLists.txt generates both; with the object they took
+// its unit to 41 s alone on the 2-core VM).
+template <int R, class Real, class Eq>
+using DeepKernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
+                              typename Eq::template Update<Real>, int, bool, Real*, ClusterSources<Real>,
+                              PointUpdates<3, Real, Eq>, UpdateClasses3D<typename Eq::template Update<Real>>,
+                              FluxPairs<3, R, Real>, FluxTable<3, R, Real>);
+template <int R, class Real, class Eq, Form F>
+DeepKernel3D<R, Real, Eq> deep_media_kernel_3d() {
+  return deep_kernel_3d<R, Real, Eq, 0, true, F>;
+}
+#define HEATWAVE_CLUSTER_DEEP_MEDIA_3D(which, Real, Eq, F)                               \
+  which template DeepKernel3D<1, Real, Eq> deep_media_kernel_3d<1, Real, Eq, Form::F>(); \
+  which template DeepKernel3D<2, Real, Eq> deep_media_kernel_3d<2, Real, Eq, Form::F>(); \
+  which template DeepKernel3D<3, Real, Eq> deep_media_kernel_3d<3, Real, Eq, Form::F>(); \
+  which template DeepKernel3D<4, Real, Eq> deep_media_kernel_3d<4, Real, Eq, Form::F>();
+
 namespace {
 
 // The kernel object of a deep plan: checks the plan against the case and
@@ -487,7 +526,6 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     for (int a = 0; a < 3; ++a)
       if (domain.exchanged[a][0] || domain.exchanged[a][1])
         return reason = plan + " runs one rank's whole domain: this rank exchanges halos", false;
-    if (this->flux_) return reason = plan + " takes the heat's alpha constant: this case's varies in space", false;
     // Each block's strips lie in its own tile: a last, partial tile is whole or more than r wide.
     for (int a = 0; a < 2; ++a) {
       const int n = geo_.axis[a].n, tile = a == 0 ? q.tile_x : q.tile_y;
@@ -535,8 +573,7 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
   // The kernels a plan's launches may run (launch's choice; a run's last launch may have fewer levels).
   template <class F>
   void each_kernel(int radius, int k, F&& f) const {
-    if constexpr (has_point_form<Eq>)
-      if (this->pointwise_) return with_radius(radius, [&]<int R>() { f(point_kernel<R>()); });
+    if (this->flux_ || this->pointwise_) return with_radius(radius, [&]<int R>() { media_kernel<R>(f); });
     with_radius(radius, [&]<int R>() {
       f(deep_kernel_3d<R, Real, Eq>);
       if (this->source_count_ > 0) f(deep_kernel_3d<R, Real, Eq, 0, true>);
@@ -574,14 +611,15 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     config.numAttrs = 1;
     const bool start = Eq::levels == 2 && step == 0;
     const ClusterSources<Real> sources = this->sources(step, steps, stream);
-    auto run = [&](auto kernel, const auto& lap) {
+    auto run = [&]<int R>(auto kernel, const LaplacianWeights<3, R, Real>& lap) {
       HW_CUDA(cudaLaunchKernelEx(&config, kernel, u, u_prev, out_u, out_u_prev, geo_, lap, this->update_, steps, start,
-                                 edges_.get(), sources, this->point_, classes_.view()));
+                                 edges_.get(), sources, this->point_, classes_.view(), this->template flux<R>(),
+                                 this->template flux_table<R>()));
       HW_CUDA(cudaGetLastError());
     };
-    if constexpr (has_point_form<Eq>)
-      if (this->pointwise_)
-        return with_radius(this->radius_, [&]<int R>() { run(point_kernel<R>(), this->template lap<R>()); });
+    if (this->flux_ || this->pointwise_)
+      return with_radius(this->radius_,
+                         [&]<int R>() { media_kernel<R>([&](auto kernel) { run(kernel, this->template lap<R>()); }); });
     if (sources.count > 0) {
       with_radius(this->radius_, [&]<int R>() { run(deep_kernel_3d<R, Real, Eq, 0, true>, this->template lap<R>()); });
       return;
@@ -596,10 +634,13 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
   }
 
  private:
-  // Form::point's one kernel a radius (sources or none: a launch without them finds no lanes).
-  template <int R>
-  static auto point_kernel() {
-    return deep_kernel_3d<R, Real, Eq, 0, true, Form::point>;
+  // f(the media's one kernel a radius, deep_media_kernel_3d).
+  template <int R, class Fn>
+  void media_kernel(Fn&& f) const {
+    if constexpr (Eq::flux_coefficient != nullptr)
+      if (this->flux_) return f(deep_media_kernel_3d<R, Real, Eq, Form::flux>());
+    if constexpr (has_point_form<Eq>)
+      if (this->pointwise_) f(deep_media_kernel_3d<R, Real, Eq, Form::point>());
   }
 
   int blocks_x_ = 0, blocks_y_ = 0;

@@ -203,8 +203,8 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     // The deep family: two depths at its best tile (H100, heat fp32 512^3:
     // 64x32, k 6 at 258 Gcells/s against the pipeline's 372, so no more of
     // its plans are worth the start-up's time; docs/performance.md). The
-    // kernel object refuses the cases it does not take (the heat's varying
-    // alpha, several ranks) and rings that do not fit.
+    // kernel object refuses the cases it does not take (several ranks) and
+    // rings that do not fit.
     for (int k : {2, R == 1 ? 6 : 3}) add(plan_deep(f64 ? 32 : 64, 32, k));
     return out;
   }

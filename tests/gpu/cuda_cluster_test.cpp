@@ -225,6 +225,17 @@ TEST(GpuCluster, HeatMedia3D) {
       check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, small);
       check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan, large);
     }
+  // The deep family: the flux form in its rings' kernel (alpha in layers: the table; from a file: the pairs).
+  const std::string deep_small = alpha_file({37, 29, 26}), deep_large = alpha_file({69, 53, 13});
+  for (const char* plan : {"deep,16,8,3", "deep,8,6,2"})
+    for (int r : radii) {
+      const std::string layers =
+          "material: {alpha: {type: layers, axis: y, interfaces: [0.3, 0.55], values: [1, 0.2, 3]}}\n";
+      check_cluster<float, 3>("heat", r, "[37, 29, 26]", 7, 2, plan, layers);
+      check_cluster<double, 3>("heat", r, "[69, 53, 13]", 5, 2, plan, layers);
+      check_cluster<float, 3>("heat", r, "[37, 29, 26]", 7, 2, plan, deep_small);
+      check_cluster<double, 3>("heat", r, "[69, 53, 13]", 5, 2, plan, deep_large);
+    }
 }
 
 // The waves' media in layers along an axis: c, and for the damped wave gamma too.
