@@ -201,6 +201,12 @@ TEST(GpuCluster, HeatMedia2D) {
     }
 }
 
+// The heat's alpha in layers along an axis.
+std::string alpha_layers(const char* axis) {
+  return fmt::format("material: {{alpha: {{type: layers, axis: {}, interfaces: [0.3, 0.55], values: [1, 0.2, 3]}}}}\n",
+                     axis);
+}
+
 // The heat's alpha varying in 3D (Form::flux: the pair coefficients at a
 // point from the tables along the layers' axis, or a file's alpha by their
 // harmonic means): layers along x (pairs that differ within a pack), y and z
@@ -210,8 +216,7 @@ TEST(GpuCluster, HeatMedia2D) {
 TEST(GpuCluster, HeatMedia3D) {
   const char* media_plans[] = {nullptr, "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1", "1,1,8,16,4,1,1"};
   for (const char* axis : {"x", "y", "z"}) {
-    const std::string media = fmt::format(
-        "material: {{alpha: {{type: layers, axis: {}, interfaces: [0.3, 0.55], values: [1, 0.2, 3]}}}}\n", axis);
+    const std::string media = alpha_layers(axis);
     for (const char* plan : media_plans)
       for (int r : radii) {
         check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, media);
@@ -229,10 +234,8 @@ TEST(GpuCluster, HeatMedia3D) {
   const std::string deep_small = alpha_file({37, 29, 26}), deep_large = alpha_file({69, 53, 13});
   for (const char* plan : {"deep,16,8,3", "deep,8,6,2"})
     for (int r : radii) {
-      const std::string layers =
-          "material: {alpha: {type: layers, axis: y, interfaces: [0.3, 0.55], values: [1, 0.2, 3]}}\n";
-      check_cluster<float, 3>("heat", r, "[37, 29, 26]", 7, 2, plan, layers);
-      check_cluster<double, 3>("heat", r, "[69, 53, 13]", 5, 2, plan, layers);
+      check_cluster<float, 3>("heat", r, "[37, 29, 26]", 7, 2, plan, alpha_layers("y"));
+      check_cluster<double, 3>("heat", r, "[69, 53, 13]", 5, 2, plan, alpha_layers("y"));
       check_cluster<float, 3>("heat", r, "[37, 29, 26]", 7, 2, plan, deep_small);
       check_cluster<double, 3>("heat", r, "[69, 53, 13]", 5, 2, plan, deep_large);
     }
