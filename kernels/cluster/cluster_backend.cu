@@ -92,7 +92,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // Out of place, the launches read levels that only the unpacks write (in
   // halos no inner tile reads) and write outputs nobody reads: no race, and
   // each point is computed as in advance(): bitwise the same.
-  bool splits_chunks() const override { return !kernel_->plan().resident; }
+  // (A deep plan computes its rank's whole box in one launch a chunk: not split.)
+  bool splits_chunks() const override { return !kernel_->plan().resident && !kernel_->plan().deep; }
   void advance_inner(int k) override {
     split_.chunk = k, split_.steps = launch_steps(k), split_.inner = inner_box(split_.steps);
     this->begin_inner();

@@ -27,9 +27,10 @@ inline constexpr int deep_items = 2;  // load and edge items a thread keeps the 
 // level's z window at the thread's pack in registers (deep_kernel_3d's
 // Levels): a level then reads only its x and y neighbours from shared
 // memory. A/B in one call (H100, 64x32): heat fp32 512^3 k 4 253.4 against
-// 215.1, wave fp32 k 4 225.5 against 185.7; at k 5-6 the windows spill (128
-// registers a thread at 512 threads) and lose, and fp64 lost 2.6% at k 4.
-inline constexpr int deep_window_levels = 4;
+// 215.1, wave fp32 k 4 225.5 against 185.7. k 5's windows fit 128 registers
+// only with the steady path (heat k 5 301.9 against k 6's 275.7 without
+// windows); k 6's spill, and fp64 lost 2.6% at k 4.
+inline constexpr int deep_window_levels = 5;
 // Ring planes: level 0 (and u^{n-1}) the 2r+1 that level 1 reads and those
 // in flight; levels 1..k-1 the 2r+1 that the next level reads.
 __host__ __device__ constexpr int deep_level0_planes(int R) { return 2 * R + 1 + deep_in_flight; }
@@ -108,11 +109,13 @@ __global__ void __launch_bounds__(deep_threads, 1)
   if constexpr (F == Form::point) point = PointColumn3D<Real, Eq>(classes, geo, x, y);
 
   // z: level 0's plane of iteration i is zl + i; level t's planes are
-  // [z_lo(t), z_hi(t)) (a periodic axis: the cone of the later levels'
-  // reach, wrapped; else the owned planes, ghosts mirrored).
-  const int zl = az.periodic ? -K * R : -R;
-  auto z_lo = [&](int t) { return az.periodic ? -(K - t) * R : 0; };
-  auto z_hi = [&](int t) { return az.periodic ? az.n + (K - t) * R : az.n; };
+  // [z_lo(t), z_hi(t)): past a periodic or exchanged side, the cone of the
+  // later levels' reach (wrapped, or in the neighbour rank's halo planes);
+  // past a physical face, none (its ghosts mirrored).
+  const bool cone_lo = az.periodic || az.exchanged[0], cone_hi = az.periodic || az.exchanged[1];
+  const int zl = cone_lo ? -K * R : -R;
+  auto z_lo = [&](int t) { return cone_lo ? -(K - t) * R : 0; };
+  auto z_hi = [&](int t) { return cone_hi ? az.n + (K - t) * R : az.n; };
   const int loads = z_hi(1) + R - zl;           // level-0 planes
   const int iterations = az.n - zl + K * R;     // level k makes plane n-1 last
   const bool aligned = (geo.lead + xbase) % V == 0;  // shared packs are global packs
@@ -308,9 +311,13 @@ __global__ void __launch_bounds__(deep_threads, 1)
   // 512^3, 64x32 k 6, 104.6 Gcells/s).
   const unsigned source_lanes_here = Sourced ? source_lanes<3>(sources, geo, x, y) : 0u;
   // Level t's plane of iteration i.
-  auto level = [&](int t, int i) {
+  // Steady (iterations [steady_lo, steady_hi)): every level's plane lies in
+  // [r, n-1-r], so none is out of its range, mirrors a z ghost, is a z face
+  // or is past the planes level k writes; the tests for those are left out.
+  const int steady_lo = R - zl + K * R, steady_hi = az.n - zl;
+  auto level = [&]<bool Steady>(int t, int i) {
     const int p = zl + i - t * R;
-    if (p < z_lo(t) || p >= z_hi(t)) {
+    if (!Steady && (p < z_lo(t) || p >= z_hi(t))) {
       if constexpr (Levels > 0)
         if (t < K) push(window[t], Vec{});  // a plane past the level's range: z ghosts are mirrored as read
       return;
@@ -333,7 +340,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
         for (int j = 0; j < NY; ++j) column[j][e] = load_pack(c + j * W);
       }
     }
-    if (!az.periodic && t >= 2 && (p < R || p > az.n - 1 - R))
+    if (!Steady && !az.periodic && t >= 2 && (p < R || p > az.n - 1 - R))
 #pragma unroll
       for (int j = 0; j < NY; ++j) mirror_z_ghosts<R>(column[j], az, p);
     // The rows past the thread's at plane p, and each row's x neighbours.
@@ -412,7 +419,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
         result[0] = add_sources<3, Real, Eq, F>(result[0], source_lanes_here, sources, geo, x, y, p, t - 1,
                                                 start && t == 1, up, updates);
     // Dirichlet face points keep g.
-    if ((dirichlet_z && p == 0) || (dirichlet_z1 && p == az.n - 1)) {
+    if (!Steady && ((dirichlet_z && p == 0) || (dirichlet_z1 && p == az.n - 1))) {
       const Real g = static_cast<Real>(az.face[p == 0 ? 0 : 1].value);
 #pragma unroll
       for (int j = 0; j < NY; ++j)
@@ -434,7 +441,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
     }
     // Level k: the tile's updated points to global memory (two levels: and
     // level k-1 at p, the new u^{n-1}).
-    if (p < az.upd_lo || p >= az.upd_hi) return;
+    if (!Steady && (p < az.upd_lo || p >= az.upd_hi)) return;
     const int wx0 = max(x0, ax.upd_lo), wx1 = min(x1, ax.upd_hi);
     const bool whole = aligned && x >= wx0 && x + V <= wx1;
 #pragma unroll
@@ -468,14 +475,20 @@ __global__ void __launch_bounds__(deep_threads, 1)
     for (int m = 0; m < S; ++m)
       ago[m] = (ring - m < 0 ? ring - m + S : ring - m) * PS,
       ago0[m] = (ring0 - m < 0 ? ring0 - m + S0 : ring0 - m) * PS;
-    if constexpr (Levels > 0) {
-      push(window[0], load_pack(mine0 + ago0[0]));
+    if constexpr (Levels > 0) push(window[0], load_pack(mine0 + ago0[0]));
+    auto levels = [&]<bool Steady>() {
+      if constexpr (Levels > 0) {
 #pragma unroll
-      for (int t = 1; t <= Levels; ++t) level(t, i);
-    } else {
+        for (int t = 1; t <= Levels; ++t) level.template operator()<Steady>(t, i);
+      } else {
 #pragma unroll 1
-      for (int t = 1; t <= K; ++t) level(t, i);
-    }
+        for (int t = 1; t <= K; ++t) level.template operator()<Steady>(t, i);
+      }
+    };
+    if (i >= steady_lo && i < steady_hi)
+      levels.template operator()<true>();
+    else
+      levels.template operator()<false>();
   }
 }
 
@@ -523,9 +536,20 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
                       ", tiles >= 2r, tile_x a multiple of " + std::to_string(V) + " and tile_y of " +
                       std::to_string(deep_rows),
              false;
-    for (int a = 0; a < 3; ++a)
+    // Ranks along z only: a launch computes the cone into the z halos (as on
+    // a periodic axis) and writes the owned planes, one launch a halo
+    // exchange (the halos at most k r deep; overlap does not split it).
+    for (int a = 0; a < 2; ++a)
       if (domain.exchanged[a][0] || domain.exchanged[a][1])
-        return reason = plan + " runs one rank's whole domain: this rank exchanges halos", false;
+        return reason = plan + " splits ranks along z only: this rank exchanges halos along " + "xy"[a], false;
+    for (int side = 0; side < 2; ++side) {
+      const ClusterAxis& az = geo_.axis[2];
+      const int halo = side == 0 ? -az.load_lo : az.load_hi - az.n;
+      if (domain.exchanged[2][side] && halo > q.k * R)
+        return reason = plan + " runs a launch a halo exchange: halos of " + std::to_string(halo) +
+                        " planes (parallel.exchange_every) are deeper than its k r = " + std::to_string(q.k * R),
+               false;
+    }
     // Each block's strips lie in its own tile: a last, partial tile is whole or more than r wide.
     for (int a = 0; a < 2; ++a) {
       const int n = geo_.axis[a].n, tile = a == 0 ? q.tile_x : q.tile_y;

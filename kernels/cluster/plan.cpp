@@ -200,12 +200,11 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
       c.cluster_x = cx, c.cluster_y = cy;
       add(c);
     }
-    // The deep family: two depths at its best tile (H100, heat fp32 512^3:
-    // 64x32, k 6 at 258 Gcells/s against the pipeline's 372, so no more of
-    // its plans are worth the start-up's time; docs/performance.md). The
-    // kernel object refuses the cases it does not take (several ranks) and
-    // rings that do not fit.
-    for (int k : {2, R == 1 ? 6 : 3}) add(plan_deep(f64 ? 32 : 64, 32, k));
+    // The deep family at its best tile (H100, heat fp32 512^3, 64x32: k 5
+    // 302 Gcells/s, k 4 272, k 6 275, against the pipeline's 372; fp64 32x32
+    // k 6 146; docs/performance.md). The kernel object refuses the cases it
+    // does not take (ranks split along x or y) and rings that do not fit.
+    for (int k : R == 1 ? std::vector<int>{4, 5, 6} : std::vector<int>{2, 3}) add(plan_deep(f64 ? 32 : 64, 32, k));
     return out;
   }
   if (cluster_flux_tiles(problem)) {

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,13 @@ void check_agreement(const Case& c) {
       for (bool overlap : {false, true}) {
         Simulation<D, Real> many(test::config_from(case_yaml(c, decomposition, exchange_every, overlap)),
                                  MPI_COMM_WORLD);
+        // Which kernels ran: a GPU backend may fall back (with a warning) where its plan does not fit.
+        if (rank == 0 && backend_under_test() != "host")
+          std::cout << "  " << name << " on " << ranks << " ranks along [" << many.decomposition().dims()[0] << ", "
+                    << many.decomposition().dims()[1]
+                    << (D == 3 ? ", " + std::to_string(many.decomposition().dims()[2]) : "") << "], exchange_every "
+                    << exchange_every << ", overlap " << overlap << ": " << many.backend().name() << ", "
+                    << many.backend_reason() << "\n";
         many.advance(many.problem().steps);
         ASSERT_EQ(many.step(), many.problem().steps);
         for (Level level : levels_of(c)) {
