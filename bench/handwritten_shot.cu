@@ -20,14 +20,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    cudaError_t e = (call);                                                                 \
-    if (e != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "cuda_check.hpp"
 
 struct Grid {
   int nx, ny, nz;
