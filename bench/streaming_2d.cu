@@ -17,7 +17,7 @@
 // Checked bit for bit against a one-step kernel with the same arithmetic
 // (fresh random data, poisoned outputs); prints JSON with the median
 // Gcells/s of each configuration (CUDA events, warm-up first).
-//   heatwave_streaming_2d [nx ny steps repeats]
+//   heatwave_streaming_2d [nx ny steps repeats segments]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -127,6 +127,196 @@ __global__ void __launch_bounds__(NT, Blocks)
   }
 }
 
+// ----------------------------------------------------------- the general case ---
+// The same design with what a family must carry: radius R (R rows before and
+// after a chunk in the window, K R-column x halos, a K R-row y cone), the
+// wave's second level (level t's u^{m-1} is level t-2's chunk: one more chunk
+// a level in registers), and ghost points from face rules (Dirichlet: -u + 2g,
+// Neumann: u + 2 j h q; y ghosts from the thread's own window, x ghosts from
+// the mirrored column in the shared buffer), as heatwave's FaceRule.
+struct Face {
+  bool fixed;                  // Dirichlet: the face point keeps its value
+  float sign, shift0, shift1;  // ghost j points past the face: sign * u[mirror] + shift0 + shift1 * j
+};
+
+template <class Real, int R>
+struct General {
+  int nx, ny;
+  Real centre_weight, wx[R + 1], wy[R + 1], coef;  // lap = c u + sum_j w_j (minus_j + plus_j), x then y
+  Face face[2][2];                                 // [axis][side]
+  __device__ __forceinline__ Real ghost(int axis, int side, int j, Real mirror) const {
+    const Face& f = face[axis][side];
+    return Real(f.sign) * mirror + (Real(f.shift0) + Real(f.shift1) * Real(j));
+  }
+};
+
+template <class Real, int R, bool Wave>
+__device__ __forceinline__ Real general_update(const General<Real, R>& p, Real centre, Real prev,
+                                               const Real (&xm)[R + 1], const Real (&xp)[R + 1],
+                                               const Real (&ym)[R + 1], const Real (&yp)[R + 1]) {
+  Real sum = p.centre_weight * centre;
+#pragma unroll
+  for (int j = 1; j <= R; ++j) sum = fma(p.wx[j], xm[j] + xp[j], sum);
+#pragma unroll
+  for (int j = 1; j <= R; ++j) sum = fma(p.wy[j], ym[j] + yp[j], sum);
+  if constexpr (Wave)
+    return fma(p.coef, sum, Real(2) * centre - prev);
+  else
+    return fma(p.coef, sum, centre);
+}
+
+template <class Real, int R, bool Wave>
+__global__ void general_one_step(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ v,
+                                 const __grid_constant__ General<Real, R> p) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, nx = p.nx, ny = p.ny;
+  if (x >= nx) return;
+  auto at = [&](int xx, int yy) -> Real {  // a star neighbour: one coordinate at most past a face
+    if (xx < 0) return p.ghost(0, 0, -xx, u[long(yy) * nx - xx]);
+    if (xx >= nx) return p.ghost(0, 1, xx - (nx - 1), u[long(yy) * nx + 2 * (nx - 1) - xx]);
+    if (yy < 0) return p.ghost(1, 0, -yy, u[long(-yy) * nx + xx]);
+    if (yy >= ny) return p.ghost(1, 1, yy - (ny - 1), u[long(2 * (ny - 1) - yy) * nx + xx]);
+    return u[long(yy) * nx + xx];
+  };
+  const long i = long(y) * nx + x;
+  const bool fixed = (p.face[0][0].fixed && x == 0) || (p.face[0][1].fixed && x == nx - 1) ||
+                     (p.face[1][0].fixed && y == 0) || (p.face[1][1].fixed && y == ny - 1);
+  if (fixed) {
+    v[i] = u[i];
+    return;
+  }
+  Real xm[R + 1], xp[R + 1], ym[R + 1], yp[R + 1];
+#pragma unroll
+  for (int j = 1; j <= R; ++j) xm[j] = at(x - j, y), xp[j] = at(x + j, y), ym[j] = at(x, y - j), yp[j] = at(x, y + j);
+  v[i] = general_update<Real, R, Wave>(p, u[i], Wave ? u_prev[i] : Real(0), xm, xp, ym, yp);
+}
+
+template <class Real, int R, bool Wave, int K, int C, int NT, int Blocks, bool Faces = true>
+__global__ void __launch_bounds__(NT, Blocks)
+    general_streaming(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ v,
+                      Real* __restrict__ v_prev, const __grid_constant__ General<Real, R> p, int rows_per_segment) {
+  static_assert(C >= R, "a chunk holds the R rows after the one before it");
+  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int W = NT + 2 * R, KR = K * R;
+  Real* shared = reinterpret_cast<Real*>(smem);
+  auto buffer = [&](int level, int parity) { return shared + (level * 2 + parity) * C * W + R; };
+  const int tid = threadIdx.x, nx = p.nx, ny = p.ny;
+  const int x = blockIdx.x * (NT - 2 * KR) - KR + tid;
+  const int y0 = blockIdx.y * rows_per_segment, y1 = min(ny, y0 + rows_per_segment);
+  const int ys = y0 - KR;  // level t is valid from ys + t R
+  const bool inside_x = x >= 0 && x < nx;
+  const bool near_x = inside_x && (x < R || x > nx - 1 - R);  // reads an x ghost
+  const bool fixed_x = (p.face[0][0].fixed && x == 0) || (p.face[0][1].fixed && x == nx - 1);
+  const bool keep = tid >= KR && tid < NT - KR && inside_x;
+  const int strip_x = x - tid;  // the strip's first column
+  const bool steady_x = strip_x >= R && strip_x + NT - 1 <= nx - 1 - R;
+  if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
+    for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
+
+  // Level L: the R rows before the chunk level L+1 reads, that chunk, and
+  // (the wave) the chunk before it, level L+2's u^{m-1}.
+  Real last[K][R], cur[K][C], old[Wave ? K : 1][C];
+#pragma unroll
+  for (int L = 0; L < K; ++L) {
+#pragma unroll
+    for (int j = 0; j < R; ++j) last[L][j] = Real(0);
+#pragma unroll
+    for (int c = 0; c < C; ++c) cur[L][c] = Real(0), old[Wave ? L : 0][c] = Real(0);
+  }
+  auto load_chunk = [&](const Real* field, int chunk, Real(&out)[C]) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int y = ys + chunk * C + c;
+      out[c] = inside_x && y >= 0 && y < ny ? field[long(y) * nx + x] : Real(0);
+    }
+  };
+  Real ahead[C], ahead_prev[C];
+  load_chunk(u, 0, ahead);
+  if constexpr (Wave) load_chunk(u_prev, -1, ahead_prev);
+  const int chunks = (y1 - ys + C - 1) / C;
+  for (int i = 0; i < chunks + K; ++i) {
+    Real made[C], older[C];  // level t-1's newest chunk; (the wave) level t-2's chunk at level t's rows
+#pragma unroll
+    for (int c = 0; c < C; ++c) made[c] = ahead[c], older[c] = Wave ? ahead_prev[c] : Real(0);
+    if (i + 1 < chunks + K) {
+      load_chunk(u, i + 1, ahead);
+      if constexpr (Wave) load_chunk(u_prev, i, ahead_prev);
+    }
+#pragma unroll
+    for (int c = 0; c < C; ++c) buffer(0, i & 1)[c * W + tid] = made[c];
+    // Steady iterations (a block-uniform choice): no level's rows within R of
+    // a y face and no x face in the strip, so no ghost or fixed-point tests.
+    auto levels = [&]<bool Steady>() {
+#pragma unroll
+      for (int t = 1; t <= K; ++t) {
+        const int chunk = i - t;
+        const Real* xs = buffer(t - 1, chunk & 1);
+        // Level t-1's rows: chunk row k in [-R, C + R) of the window.
+        auto row = [&](int k) -> Real { return k < 0 ? last[t - 1][R + k] : k < C ? cur[t - 1][k] : made[k - C]; };
+        Real out[C];
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          const int y = ys + chunk * C + c;
+          const Real centre = cur[t - 1][c];
+          Real xm[R + 1], xp[R + 1], ym[R + 1], yp[R + 1];
+#pragma unroll
+          for (int j = 1; j <= R; ++j)
+            xm[j] = xs[c * W + tid - j], xp[j] = xs[c * W + tid + j], ym[j] = row(c - j), yp[j] = row(c + j);
+          if (!Steady && near_x) {
+#pragma unroll
+            for (int j = 1; j <= R; ++j) {
+              if (x - j < 0) xm[j] = p.ghost(0, 0, j - x, xs[c * W + tid + j - 2 * x]);
+              if (x + j > nx - 1) xp[j] = p.ghost(0, 1, x + j - (nx - 1), xs[c * W + tid + 2 * (nx - 1) - 2 * x - j]);
+            }
+          }
+          if (!Steady && y >= 0 && y < ny && (y < R || y > ny - 1 - R)) {
+            // y ghosts: row d from a face mirrors its neighbours past the face
+            // from rows of the window (static offsets: the window stays in registers).
+#pragma unroll
+            for (int d = 0; d < R; ++d)
+#pragma unroll
+              for (int j = d + 1; j <= R; ++j) {
+                if (y == d) ym[j] = p.ghost(1, 0, j - d, row(c + j - 2 * d));
+                if (y == ny - 1 - d) yp[j] = p.ghost(1, 1, j - d, row(c + 2 * d - j));
+              }
+          }
+          const bool fixed =
+              !Steady && (fixed_x || (p.face[1][0].fixed && y == 0) || (p.face[1][1].fixed && y == ny - 1));
+          out[c] = fixed ? centre : general_update<Real, R, Wave>(p, centre, older[c], xm, xp, ym, yp);
+        }
+        // Shift level t-1's window; (the wave) its chunk before cur becomes level t+1's u^{m-1}.
+        Real centres[C];
+#pragma unroll
+        for (int j = 0; j < R; ++j) last[t - 1][j] = row(C - R + j);
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          centres[c] = cur[t - 1][c];
+          if constexpr (Wave) older[c] = old[t - 1][c], old[t - 1][c] = cur[t - 1][c];
+          cur[t - 1][c] = made[c], made[c] = out[c];
+        }
+        if (t < K) {
+#pragma unroll
+          for (int c = 0; c < C; ++c) buffer(t, chunk & 1)[c * W + tid] = out[c];
+        } else if (keep && chunk >= 0) {
+#pragma unroll
+          for (int c = 0; c < C; ++c) {
+            const int y = ys + chunk * C + c;
+            if (y >= y0 && y < y1) {
+              v[long(y) * nx + x] = out[c];
+              if constexpr (Wave) v_prev[long(y) * nx + x] = centres[c];
+            }
+          }
+        }
+      }
+    };
+    const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;  // the levels' rows this iteration
+    if (!Faces || (steady_x && rows_lo >= R && rows_hi <= ny - R))
+      levels.template operator()<true>();
+    else if constexpr (Faces)
+      levels.template operator()<false>();
+    __syncthreads();
+  }
+}
+
 struct Result {
   std::string name;
   double gcells = 0;
@@ -206,24 +396,117 @@ Result run(int nx, int ny, int steps, int repeats, int segments) {
   return r;
 }
 
+// The general kernel against general_one_step: faces of every kind (x low
+// Dirichlet, x high Neumann, y low Neumann, y high Dirichlet).
+template <class Real, int R, bool Wave, int K, int C, int NT, int Blocks = 1, bool Faces = true>
+Result run_general(int nx, int ny, int steps, int repeats, int segments) {
+  Result r;
+  r.name = std::string(Wave ? "wave " : "heat ") + (sizeof(Real) == 8 ? "fp64" : "fp32") + " r " + std::to_string(R) +
+           " K " + std::to_string(K) + " C " + std::to_string(C) + " NT " + std::to_string(NT) + " blocks/SM " +
+           std::to_string(Blocks) + " segments " + std::to_string(segments) +
+           (Faces ? " (general)" : " (general, face code left out: wrong near the faces)");
+  steps = steps / K * K;
+  const long n = long(nx) * ny;
+  General<Real, R> p{};
+  p.nx = nx, p.ny = ny;
+  Real total = 0;
+  for (int j = 1; j <= R; ++j) p.wx[j] = Real(1.0 / (j * j)), p.wy[j] = Real(0.8 / (j * j)), total += p.wx[j] + p.wy[j];
+  p.centre_weight = -2 * total;
+  p.coef = Real(0.2) / (4 * total);
+  const float h = 1.0f / (nx - 1);
+  p.face[0][0] = {true, -1.0f, 0.5f, 0.0f};       // Dirichlet g = 0.25
+  p.face[0][1] = {false, 1.0f, 0.0f, h};          // Neumann q = 0.5
+  p.face[1][0] = {false, 1.0f, 0.0f, -0.5f * h};  // Neumann q = -0.25
+  p.face[1][1] = {true, -1.0f, -0.2f, 0.0f};      // Dirichlet g = -0.1
+  std::vector<Real> host(n), host_prev(n);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (auto& value : host) value = Real(dist(rng));
+  for (auto& value : host_prev) value = Real(dist(rng));
+  Real *u, *up, *v, *vp, *ra, *rb, *rc;
+  for (Real** q : {&u, &up, &v, &vp, &ra, &rb, &rc}) CHECK(cudaMalloc(q, n * sizeof(Real)));
+  CHECK(cudaMemcpy(u, host.data(), n * sizeof(Real), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(up, host_prev.data(), n * sizeof(Real), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(rb, u, n * sizeof(Real), cudaMemcpyDeviceToDevice));  // reference: ra u^{m-1}, rb u^m
+  CHECK(cudaMemcpy(ra, up, n * sizeof(Real), cudaMemcpyDeviceToDevice));
+  CHECK(cudaMemset(v, 0xff, n * sizeof(Real)));  // poison
+  CHECK(cudaMemset(vp, 0xff, n * sizeof(Real)));
+  const size_t shared = size_t(K) * 2 * C * (NT + 2 * R) * sizeof(Real);
+  auto kernel = general_streaming<Real, R, Wave, K, C, NT, Blocks, Faces>;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) != cudaSuccess) {
+    cudaGetLastError();
+    r.name += " (shared memory over the limit)";
+    for (Real* q : {u, up, v, vp, ra, rb, rc}) cudaFree(q);
+    return r;
+  }
+  const int strips = (nx + NT - 2 * K * R - 1) / (NT - 2 * K * R);
+  const int rows = (ny + segments - 1) / segments;
+  const dim3 grid(strips, segments);
+  r.blocks = strips * segments;
+  auto launches = [&](int count, Real*& a, Real*& a_prev, Real*& b, Real*& b_prev) {
+    for (int s = 0; s < count; ++s) {
+      kernel<<<grid, NT, shared>>>(a, a_prev, b, b_prev, p, rows);
+      std::swap(a, b), std::swap(a_prev, b_prev);
+    }
+  };
+  launches(steps / K, u, up, v, vp);
+  CHECK(cudaGetLastError());
+  for (int s = 0; s < steps; ++s) {
+    general_one_step<Real, R, Wave><<<dim3((nx + 255) / 256, ny), 256>>>(rb, ra, rc, p);
+    Real* t = ra;
+    ra = rb, rb = rc, rc = t;  // (u^{m-1}, u^m) <- (u^m, u^{m+1})
+  }
+  CHECK(cudaDeviceSynchronize());
+  std::vector<Real> got(n), want(n);
+  r.differing = 0;
+  for (int level = 0; level < (Wave ? 2 : 1); ++level) {
+    CHECK(cudaMemcpy(got.data(), level == 0 ? u : up, n * sizeof(Real), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(want.data(), level == 0 ? rb : ra, n * sizeof(Real), cudaMemcpyDeviceToHost));
+    for (long i = 0; i < n; ++i) r.differing += std::memcmp(&got[i], &want[i], sizeof(Real)) != 0;
+  }
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  launches(steps / K, u, up, v, vp);
+  std::vector<double> seconds;
+  for (int rep = 0; rep < repeats; ++rep) {
+    CHECK(cudaEventRecord(start));
+    launches(steps / K, u, up, v, vp);
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    seconds.push_back(ms * 1e-3);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  r.gcells = double(n) * steps / seconds[seconds.size() / 2] * 1e-9;
+  for (Real* q : {u, up, v, vp, ra, rb, rc}) CHECK(cudaFree(q));
+  return r;
+}
+
 int main(int argc, char** argv) {
   const int nx = argc > 1 ? std::atoi(argv[1]) : 8352, ny = argc > 2 ? std::atoi(argv[2]) : 8352;
   const int steps = argc > 3 ? std::atoi(argv[3]) : 144, repeats = argc > 4 ? std::atoi(argv[4]) : 7;
-  // Segments of rows: 1-3 blocks along y at one block an SM, and 3-7 at two
-  // (the blocks of 36 strips then fill 132 SMs once or twice).
+  // The special kernel (heat r 1, Dirichlet) beside the general one on the
+  // same plans, then the general one's wave and radii; 7 segments of two
+  // blocks an SM fill the 132 SMs twice at EBISU's sizes (36 strips).
+  const int segments = argc > 5 ? std::atoi(argv[5]) : 7;
   std::vector<Result> results;
-  for (int segments : {1, 2, 3}) {
-    results.push_back(run<double, 8, 4, 256>(nx, ny, steps, repeats, segments));
-    results.push_back(run<double, 12, 4, 256>(nx, ny, steps, repeats, segments));
-    results.push_back(run<float, 12, 8, 256>(nx, ny, steps, repeats, segments));
-    results.push_back(run<float, 16, 4, 256>(nx, ny, steps, repeats, segments));
-  }
-  for (int segments : {3, 4, 5, 6, 7}) {
-    results.push_back(run<double, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
-    results.push_back(run<double, 8, 2, 256, 2>(nx, ny, steps, repeats, segments));
-    results.push_back(run<float, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
-    results.push_back(run<float, 8, 4, 256, 2>(nx, ny, steps, repeats, segments));
-  }
+  results.push_back(run<double, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, false, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, false, 8, 2, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, false, 12, 2, 256, 2, false>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 1, false, 12, 4, 256, 2, false>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, true, 6, 2, 256, 2, false>(nx, ny, steps, repeats, segments));
+  results.push_back(run<float, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 1, false, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, true, 8, 2, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, true, 6, 2, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 1, true, 8, 4, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 1, true, 6, 4, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 2, false, 6, 2, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 2, false, 6, 4, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 4, false, 4, 4, 256, 2>(nx, ny, steps, repeats, segments));
   std::printf("{\"grid\": [%d, %d], \"steps\": %d, \"results\": [\n", nx, ny, steps);
   for (size_t i = 0; i < results.size(); ++i)
     std::printf("  {\"plan\": \"%s\", \"blocks\": %d, \"differing\": %ld, \"gcells\": %.1f}%s\n",
