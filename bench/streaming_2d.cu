@@ -317,6 +317,30 @@ __global__ void __launch_bounds__(NT, Blocks)
   }
 }
 
+// Gcells/s of `run` (which advances `steps` steps of `cells` points): a
+// warm-up, then the median of `repeats` timed with CUDA events.
+template <class Run>
+double median_gcells(Run run, double cells, int steps, int repeats) {
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  run();
+  std::vector<double> seconds;
+  for (int rep = 0; rep < repeats; ++rep) {
+    CHECK(cudaEventRecord(start));
+    run();
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    seconds.push_back(ms * 1e-3);
+  }
+  CHECK(cudaEventDestroy(start));
+  CHECK(cudaEventDestroy(stop));
+  std::sort(seconds.begin(), seconds.end());
+  return cells * steps / seconds[seconds.size() / 2] * 1e-9;
+}
+
 struct Result {
   std::string name;
   double gcells = 0;
@@ -375,23 +399,7 @@ Result run(int nx, int ny, int steps, int repeats, int segments) {
   CHECK(cudaMemcpy(want.data(), b0, n * sizeof(Real), cudaMemcpyDeviceToHost));
   r.differing = 0;
   for (long i = 0; i < n; ++i) r.differing += std::memcmp(&got[i], &want[i], sizeof(Real)) != 0;
-  // Speed: a warm-up, then the median of `repeats`.
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  launches(steps / K, a0, a1);
-  std::vector<double> seconds;
-  for (int rep = 0; rep < repeats; ++rep) {
-    CHECK(cudaEventRecord(start));
-    launches(steps / K, a0, a1);
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    seconds.push_back(ms * 1e-3);
-  }
-  std::sort(seconds.begin(), seconds.end());
-  r.gcells = double(n) * steps / seconds[seconds.size() / 2] * 1e-9;
+  r.gcells = median_gcells([&] { launches(steps / K, a0, a1); }, double(n), steps, repeats);
   for (Real* p : {u, v, ru, rv}) CHECK(cudaFree(p));
   return r;
 }
@@ -464,22 +472,7 @@ Result run_general(int nx, int ny, int steps, int repeats, int segments) {
     CHECK(cudaMemcpy(want.data(), level == 0 ? rb : ra, n * sizeof(Real), cudaMemcpyDeviceToHost));
     for (long i = 0; i < n; ++i) r.differing += std::memcmp(&got[i], &want[i], sizeof(Real)) != 0;
   }
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  launches(steps / K, u, up, v, vp);
-  std::vector<double> seconds;
-  for (int rep = 0; rep < repeats; ++rep) {
-    CHECK(cudaEventRecord(start));
-    launches(steps / K, u, up, v, vp);
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    seconds.push_back(ms * 1e-3);
-  }
-  std::sort(seconds.begin(), seconds.end());
-  r.gcells = double(n) * steps / seconds[seconds.size() / 2] * 1e-9;
+  r.gcells = median_gcells([&] { launches(steps / K, u, up, v, vp); }, double(n), steps, repeats);
   for (Real* q : {u, up, v, vp, ra, rb, rc}) CHECK(cudaFree(q));
   return r;
 }
