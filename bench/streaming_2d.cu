@@ -207,8 +207,9 @@ __global__ void __launch_bounds__(NT, Blocks)
   const bool near_x = inside_x && (x < R || x > nx - 1 - R);  // reads an x ghost
   const bool fixed_x = (p.face[0][0].fixed && x == 0) || (p.face[0][1].fixed && x == nx - 1);
   const bool keep = tid >= KR && tid < NT - KR && inside_x;
-  const int strip_x = x - tid;  // the strip's first column
-  const bool steady_x = strip_x >= R && strip_x + NT - 1 <= nx - 1 - R;
+  // A warp with no column within R of an x face (or on a Dirichlet one)
+  // takes the steady path: in a face strip, only the face's warp does not.
+  const bool steady_x = !__any_sync(0xffffffffu, near_x || fixed_x);
   if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
     for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
 
@@ -243,8 +244,8 @@ __global__ void __launch_bounds__(NT, Blocks)
     }
 #pragma unroll
     for (int c = 0; c < C; ++c) buffer(0, i & 1)[c * W + tid] = made[c];
-    // Steady iterations (a block-uniform choice): no level's rows within R of
-    // a y face and no x face in the strip, so no ghost or fixed-point tests.
+    // Steady iterations (a warp-uniform choice): no level's rows within R of
+    // a y face and no x face in the warp, so no ghost or fixed-point tests.
     auto levels = [&]<bool Steady>() {
 #pragma unroll
       for (int t = 1; t <= K; ++t) {
