@@ -496,8 +496,8 @@ __global__ void __launch_bounds__(deep_threads, 1)
 // waves' point form; the rings' kernel, with sources or none: a launch
 // without them finds no lanes) at radius R: declared (`which`: extern) in
 // the unit of the deep kernel object, built (`which` empty) in a unit of
-// its own a form (CMakeLists.txt generates both; with the object they took
-// its unit to 41 s alone on the 2-core VM).
+// their own a form and radius pair (CMakeLists.txt generates both; with the
+// object they took its unit to 41 s alone on the 2-core VM).
 template <int R, class Real, class Eq>
 using DeepKernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
                               typename Eq::template Update<Real>, int, bool, Real*, ClusterSources<Real>,
@@ -507,11 +507,8 @@ template <int R, class Real, class Eq, Form F>
 DeepKernel3D<R, Real, Eq> deep_media_kernel_3d() {
   return deep_kernel_3d<R, Real, Eq, 0, true, F>;
 }
-#define HEATWAVE_CLUSTER_DEEP_MEDIA_3D(which, Real, Eq, F)                               \
-  which template DeepKernel3D<1, Real, Eq> deep_media_kernel_3d<1, Real, Eq, Form::F>(); \
-  which template DeepKernel3D<2, Real, Eq> deep_media_kernel_3d<2, Real, Eq, Form::F>(); \
-  which template DeepKernel3D<3, Real, Eq> deep_media_kernel_3d<3, Real, Eq, Form::F>(); \
-  which template DeepKernel3D<4, Real, Eq> deep_media_kernel_3d<4, Real, Eq, Form::F>();
+#define HEATWAVE_CLUSTER_DEEP_MEDIA_3D(which, Real, Eq, F, R) \
+  which template DeepKernel3D<R, Real, Eq> deep_media_kernel_3d<R, Real, Eq, Form::F>();
 
 namespace {
 
