@@ -539,8 +539,8 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     for (int a = 0; a < 2; ++a)
       if (domain.exchanged[a][0] || domain.exchanged[a][1])
         return reason = plan + " splits ranks along z only: this rank exchanges halos along " + "xy"[a], false;
+    const ClusterAxis& az = geo_.axis[2];
     for (int side = 0; side < 2; ++side) {
-      const ClusterAxis& az = geo_.axis[2];
       const int halo = side == 0 ? -az.load_lo : az.load_hi - az.n;
       if (domain.exchanged[2][side] && halo > q.k * R)
         return reason = plan + " runs a launch a halo exchange: halos of " + std::to_string(halo) +
