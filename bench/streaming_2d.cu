@@ -190,10 +190,17 @@ __global__ void general_one_step(const Real* __restrict__ u, const Real* __restr
   v[i] = general_update<Real, R, Wave>(p, u[i], Wave ? u_prev[i] : Real(0), xm, xp, ym, yp);
 }
 
-template <class Real, int R, bool Wave, int K, int C, int NT, int Blocks, bool Faces = true>
+// Prefill: in a strip that holds x ghost columns, their threads write the
+// ghosts into the shared buffers the levels read, at the top of each
+// iteration (one more barrier there), so no level tests for x ghosts.
+// block_ns (not null): each block's run time, for the load balance.
+template <class Real, int R, bool Wave, int K, int C, int NT, int Blocks, bool Faces = true, bool Prefill = false>
 __global__ void __launch_bounds__(NT, Blocks)
     general_streaming(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ v,
-                      Real* __restrict__ v_prev, const __grid_constant__ General<Real, R> p, int rows_per_segment) {
+                      Real* __restrict__ v_prev, const __grid_constant__ General<Real, R> p, int rows_per_segment,
+                      long long* block_ns) {
+  long long started = 0;
+  if (block_ns && threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(started));
   static_assert(C >= R, "a chunk holds the R rows after the one before it");
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int W = NT + 2 * R, KR = K * R;
@@ -209,7 +216,13 @@ __global__ void __launch_bounds__(NT, Blocks)
   const bool keep = tid >= KR && tid < NT - KR && inside_x;
   // A warp with no column within R of an x face (or on a Dirichlet one)
   // takes the steady path: in a face strip, only the face's warp does not.
-  const bool steady_x = !__any_sync(0xffffffffu, near_x || fixed_x);
+  const bool steady_x = Prefill || !__any_sync(0xffffffffu, near_x || fixed_x);
+  // Prefill: whether the strip holds x ghost columns, and this thread's ghost (mirror column, rule).
+  const int strip_lo = blockIdx.x * (NT - 2 * KR) - KR;
+  const bool ghost_strip = strip_lo < 0 || strip_lo + NT > nx;
+  const bool ghost_x = x < 0 ? x >= -R : x > nx - 1 && x <= nx - 1 + R;
+  const int mirror = x < 0 ? tid - 2 * x : tid + 2 * (nx - 1) - 2 * x;
+  const int ghost_side = x < 0 ? 0 : 1, ghost_j = x < 0 ? -x : x - (nx - 1);
   if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
     for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
 
@@ -242,6 +255,16 @@ __global__ void __launch_bounds__(NT, Blocks)
       load_chunk(u, i + 1, ahead);
       if constexpr (Wave) load_chunk(u_prev, i, ahead_prev);
     }
+    if (Prefill && ghost_strip) {
+      if (ghost_x)
+#pragma unroll
+        for (int L = 0; L < K; ++L) {
+          Real* b = buffer(L, (i - 1 - L) & 1);
+#pragma unroll
+          for (int c = 0; c < C; ++c) b[c * W + tid] = p.ghost(0, ghost_side, ghost_j, b[c * W + mirror]);
+        }
+      __syncthreads();
+    }
 #pragma unroll
     for (int c = 0; c < C; ++c) buffer(0, i & 1)[c * W + tid] = made[c];
     // Steady iterations (a warp-uniform choice): no level's rows within R of
@@ -262,7 +285,7 @@ __global__ void __launch_bounds__(NT, Blocks)
 #pragma unroll
           for (int j = 1; j <= R; ++j)
             xm[j] = xs[c * W + tid - j], xp[j] = xs[c * W + tid + j], ym[j] = row(c - j), yp[j] = row(c + j);
-          if (!Steady && near_x) {
+          if (!Prefill && !Steady && near_x) {
 #pragma unroll
             for (int j = 1; j <= R; ++j) {
               if (x - j < 0) xm[j] = p.ghost(0, 0, j - x, xs[c * W + tid + j - 2 * x]);
@@ -280,8 +303,8 @@ __global__ void __launch_bounds__(NT, Blocks)
                 if (y == ny - 1 - d) yp[j] = p.ghost(1, 1, j - d, row(c + 2 * d - j));
               }
           }
-          const bool fixed =
-              !Steady && (fixed_x || (p.face[1][0].fixed && y == 0) || (p.face[1][1].fixed && y == ny - 1));
+          const bool fixed = Steady ? Prefill && fixed_x
+                                    : fixed_x || (p.face[1][0].fixed && y == 0) || (p.face[1][1].fixed && y == ny - 1);
           out[c] = fixed ? centre : general_update<Real, R, Wave>(p, centre, older[c], xm, xp, ym, yp);
         }
         // Shift level t-1's window; (the wave) its chunk before cur becomes level t+1's u^{m-1}.
@@ -316,6 +339,11 @@ __global__ void __launch_bounds__(NT, Blocks)
       levels.template operator()<false>();
     __syncthreads();
   }
+  if (block_ns && threadIdx.x == 0) {
+    long long ended;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ended));
+    block_ns[blockIdx.y * gridDim.x + blockIdx.x] = ended - started;
+  }
 }
 
 // Gcells/s of `run` (which advances `steps` steps of `cells` points): a
@@ -347,6 +375,7 @@ struct Result {
   double gcells = 0;
   long differing = -1;
   int blocks = 0;
+  std::string clocks;  // the general kernel: per-block run times
 };
 
 template <class Real, int K, int C, int NT, int Blocks = 1>
@@ -407,13 +436,14 @@ Result run(int nx, int ny, int steps, int repeats, int segments) {
 
 // The general kernel against general_one_step: faces of every kind (x low
 // Dirichlet, x high Neumann, y low Neumann, y high Dirichlet).
-template <class Real, int R, bool Wave, int K, int C, int NT, int Blocks = 1, bool Faces = true>
+template <class Real, int R, bool Wave, int K, int C, int NT, int Blocks = 1, bool Faces = true, bool Prefill = false>
 Result run_general(int nx, int ny, int steps, int repeats, int segments) {
   Result r;
   r.name = std::string(Wave ? "wave " : "heat ") + (sizeof(Real) == 8 ? "fp64" : "fp32") + " r " + std::to_string(R) +
            " K " + std::to_string(K) + " C " + std::to_string(C) + " NT " + std::to_string(NT) + " blocks/SM " +
            std::to_string(Blocks) + " segments " + std::to_string(segments) +
-           (Faces ? " (general)" : " (general, face code left out: wrong near the faces)");
+           (Faces ? Prefill ? " (general, x ghosts prefilled)" : " (general)"
+                  : " (general, face code left out: wrong near the faces)");
   steps = steps / K * K;
   const long n = long(nx) * ny;
   General<Real, R> p{};
@@ -441,7 +471,7 @@ Result run_general(int nx, int ny, int steps, int repeats, int segments) {
   CHECK(cudaMemset(v, 0xff, n * sizeof(Real)));  // poison
   CHECK(cudaMemset(vp, 0xff, n * sizeof(Real)));
   const size_t shared = size_t(K) * 2 * C * (NT + 2 * R) * sizeof(Real);
-  auto kernel = general_streaming<Real, R, Wave, K, C, NT, Blocks, Faces>;
+  auto kernel = general_streaming<Real, R, Wave, K, C, NT, Blocks, Faces, Prefill>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) != cudaSuccess) {
     cudaGetLastError();
     r.name += " (shared memory over the limit)";
@@ -452,9 +482,10 @@ Result run_general(int nx, int ny, int steps, int repeats, int segments) {
   const int rows = (ny + segments - 1) / segments;
   const dim3 grid(strips, segments);
   r.blocks = strips * segments;
+  long long* block_ns = nullptr;
   auto launches = [&](int count, Real*& a, Real*& a_prev, Real*& b, Real*& b_prev) {
     for (int s = 0; s < count; ++s) {
-      kernel<<<grid, NT, shared>>>(a, a_prev, b, b_prev, p, rows);
+      kernel<<<grid, NT, shared>>>(a, a_prev, b, b_prev, p, rows, block_ns);
       std::swap(a, b), std::swap(a_prev, b_prev);
     }
   };
@@ -474,6 +505,19 @@ Result run_general(int nx, int ny, int steps, int repeats, int segments) {
     for (long i = 0; i < n; ++i) r.differing += std::memcmp(&got[i], &want[i], sizeof(Real)) != 0;
   }
   r.gcells = median_gcells([&] { launches(steps / K, u, up, v, vp); }, double(n), steps, repeats);
+  // One more launch with a clock a block: the slowest blocks against the median.
+  CHECK(cudaMalloc(&block_ns, r.blocks * sizeof(long long)));
+  launches(1, u, up, v, vp);
+  std::vector<long long> ns(r.blocks);
+  CHECK(cudaMemcpy(ns.data(), block_ns, r.blocks * sizeof(long long), cudaMemcpyDeviceToHost));
+  CHECK(cudaFree(block_ns));
+  std::vector<int> order(r.blocks);
+  for (int b = 0; b < r.blocks; ++b) order[b] = b;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return ns[a] > ns[b]; });
+  r.clocks = "median block " + std::to_string(ns[order[r.blocks / 2]] / 1000) + " us; slowest (strip, segment, us):";
+  for (int k = 0; k < 6; ++k)
+    r.clocks += " (" + std::to_string(order[k] % strips) + ", " + std::to_string(order[k] / strips) + ", " +
+                std::to_string(ns[order[k]] / 1000) + ")";
   for (Real* q : {u, up, v, vp, ra, rb, rc}) CHECK(cudaFree(q));
   return r;
 }
@@ -482,30 +526,28 @@ int main(int argc, char** argv) {
   const int nx = argc > 1 ? std::atoi(argv[1]) : 8352, ny = argc > 2 ? std::atoi(argv[2]) : 8352;
   const int steps = argc > 3 ? std::atoi(argv[3]) : 144, repeats = argc > 4 ? std::atoi(argv[4]) : 7;
   // The special kernel (heat r 1, Dirichlet) beside the general one on the
-  // same plans, then the general one's wave and radii; 7 segments of two
-  // blocks an SM fill the 132 SMs twice at EBISU's sizes (36 strips).
+  // same plan (x ghosts tested in the levels, and prefilled), then the
+  // prefilled general kernel's wave and radii; 7 segments of two blocks an
+  // SM fill the 132 SMs twice at EBISU's sizes (36 strips).
   const int segments = argc > 5 ? std::atoi(argv[5]) : 7;
   std::vector<Result> results;
   results.push_back(run<double, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
   results.push_back(run_general<double, 1, false, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, false, 8, 2, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, false, 12, 2, 256, 2, false>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 1, false, 12, 4, 256, 2, false>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, true, 6, 2, 256, 2, false>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, false, 12, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
   results.push_back(run<float, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 1, false, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, true, 8, 2, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, true, 6, 2, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 1, true, 8, 4, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 1, true, 6, 4, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 2, false, 6, 2, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 2, false, 6, 4, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 4, false, 4, 4, 256, 2>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 1, false, 12, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, true, 6, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 1, true, 8, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 1, true, 6, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 1, true, 8, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<double, 2, false, 6, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 2, false, 6, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  results.push_back(run_general<float, 4, false, 4, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
   std::printf("{\"grid\": [%d, %d], \"steps\": %d, \"results\": [\n", nx, ny, steps);
   for (size_t i = 0; i < results.size(); ++i)
-    std::printf("  {\"plan\": \"%s\", \"blocks\": %d, \"differing\": %ld, \"gcells\": %.1f}%s\n",
+    std::printf("  {\"plan\": \"%s\", \"blocks\": %d, \"differing\": %ld, \"gcells\": %.1f, \"clocks\": \"%s\"}%s\n",
                 results[i].name.c_str(), results[i].blocks, results[i].differing, results[i].gcells,
-                i + 1 < results.size() ? "," : "");
+                results[i].clocks.c_str(), i + 1 < results.size() ? "," : "");
   std::printf("]}\n");
   return 0;
 }

@@ -58,7 +58,7 @@ struct ClusterSettings {
   std::array<int, 3> tile{0, 0, 0};  // points per block along x, y (and z: 3D) (0: tuned)
   int k = 0;                         // time steps per launch (0: tuned)
   int threads_y = 0;                 // thread rows per block, a power of 2 (0: tuned)
-  std::string mode = "";             // streaming | resident (2D: the domain stays on chip) | deep (3D); "": tuned
+  std::string mode = "";  // streaming | resident (2D: the domain stays on chip) | deep (3D) | columns (2D); "": tuned
 
   bool overridden() const {
     return shape[0] || shape[1] || tile[0] || tile[1] || tile[2] || k || threads_y || !mode.empty();

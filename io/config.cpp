@@ -533,12 +533,15 @@ Config parse(const YAML::Node& root, const std::string& file) {
     c.autotune = cl.get<bool>("autotune", c.autotune);
     c.cache = cl.get<std::string>("cache", c.cache);
     if (cl.has("mode")) {
-      c.mode = cl.choice<std::string>("mode", "streaming",
-                                      {{"streaming", "streaming"}, {"resident", "resident"}, {"deep", "deep"}});
+      c.mode = cl.choice<std::string>(
+          "mode", "streaming",
+          {{"streaming", "streaming"}, {"resident", "resident"}, {"deep", "deep"}, {"columns", "columns"}});
       if (c.mode == "resident" && cfg.dims != 2)
         cl.invalid("mode", "resident mode is 2D only (3D domains stream along z)");
       if (c.mode == "deep" && cfg.dims != 3)
         cl.invalid("mode", "deep mode is 3D only (a block marches its x-y tile along z)");
+      if (c.mode == "columns" && cfg.dims != 2)
+        cl.invalid("mode", "columns mode is 2D only (a thread streams its column along y)");
     }
     if (cl.has("shape")) {
       const auto v = cl.list<int>("shape");

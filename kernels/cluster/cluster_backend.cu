@@ -117,7 +117,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     if (cluster_plan_from_environment()) {
       origin = "HEATWAVE_CLUSTER_PLAN";
     } else if (settings_.overridden()) {
-      plan = with_overrides(plan, settings_), origin = "config";
+      plan = with_overrides(settings_.mode == "columns" ? default_columns_plan(problem_) : plan, settings_);
+      origin = "config";
     } else if (settings_.autotune) {
       const ClusterPlanCache cache(settings_.cache);
       const LocalDomain<D>& domain = fields_.domain();
@@ -289,7 +290,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     const long reach = static_cast<long>(steps) * problem_.radius;
     Box<D> box = domain.layout.owned_box();
     for (int a = 0; a < D; ++a) {
-      const long tile = a == 0 ? q.tile_x * q.cluster_x : a == 1 ? q.tile_y * q.cluster_y : q.tile_z;
+      // (A columns plan computes any window point by point: rims of the cone's depth.)
+      const long tile = q.columns ? 1 : a == 0 ? q.tile_x * q.cluster_x : a == 1 ? q.tile_y * q.cluster_y : q.tile_z;
       const long rim = (reach + tile - 1) / tile * tile;
       if (domain.exchanged[a][0]) box.lo[a] += rim;
       if (domain.exchanged[a][1]) box.hi[a] -= rim;

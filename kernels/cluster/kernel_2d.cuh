@@ -29,6 +29,7 @@
 // reaches `ahead*r` into it so that the next launch of the chunk finds it valid.
 #pragma once
 #include "kernels/cluster/common.cuh"
+#include "kernels/cluster/kernel_2d_columns.cuh"
 #include "kernels/cluster/kernel_2d_forms.cuh"
 
 namespace heatwave::cuda {
@@ -662,10 +663,12 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
 
 template <>
 struct KernelFamily<2> {
+  // The pipeline (streaming or resident tiles), or the columns family.
   template <class Real, class Eq>
   static std::unique_ptr<ClusterKernel<2, Real>> make(const Problem& problem, const LocalDomain<2>& domain,
                                                       const ClusterPlan& plan, const ClusterMedia<2, Real>& media,
                                                       std::string& reason) {
+    if (plan.columns) return make_columns_kernel_2d<Real, Eq>(problem, domain, plan, media, reason);
     return configured<ClusterKernel2D<Real, Eq>>(problem, domain, plan, media, reason);
   }
 };

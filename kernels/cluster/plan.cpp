@@ -22,6 +22,10 @@ std::string ClusterPlan::text() const {
   if (resident)
     return "resident, tile " + std::to_string(tile_x) + "x" + std::to_string(tile_y) + ", " +
            std::to_string(threads_y) + " thread rows";
+  if (columns)
+    return "columns, " + std::to_string(tile_x) + " threads, " +
+           (tile_y > 0 ? "segments of " + std::to_string(tile_y) + " rows" : "segments filling the GPU") + ", k " +
+           std::to_string(k);
   if (deep) return "deep, tile " + std::to_string(tile_x) + "x" + std::to_string(tile_y) + ", k " + std::to_string(k);
   std::string tile =
       std::to_string(tile_x) + "x" + std::to_string(tile_y) + (tile_z > 0 ? "x" + std::to_string(tile_z) : "");
@@ -37,8 +41,8 @@ std::string ClusterPlan::fields() const {
     std::snprintf(buffer, sizeof buffer, "resident,%d,%d,%d", tile_x, tile_y, threads_y);
     return buffer;
   }
-  if (deep) {
-    std::snprintf(buffer, sizeof buffer, "deep,%d,%d,%d", tile_x, tile_y, k);
+  if (deep || columns) {
+    std::snprintf(buffer, sizeof buffer, "%s,%d,%d,%d", deep ? "deep" : "columns", tile_x, tile_y, k);
     return buffer;
   }
   std::snprintf(buffer, sizeof buffer, "%d,%d,%d,%d,%d,%d,%d", cluster_x, cluster_y, tile_x, tile_y, tile_z, k,
@@ -60,6 +64,12 @@ ClusterPlan ClusterPlan::parse(const std::string& s) {
     p.deep = true, p.threads_y = 0;
     if (std::sscanf(s.c_str(), "deep,%d,%d,%d%c", &p.tile_x, &p.tile_y, &p.k, &tail) != 3)
       throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"deep,tile_x,tile_y,k\"");
+    return p;
+  }
+  if (s.rfind("columns,", 0) == 0) {
+    p.columns = true, p.threads_y = 0;
+    if (std::sscanf(s.c_str(), "columns,%d,%d,%d%c", &p.tile_x, &p.tile_y, &p.k, &tail) != 3)
+      throw Error(ExitCode::invalid_value, "cluster plan '" + s + "': expected \"columns,threads,rows,k\"");
     return p;
   }
   if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &p.cluster_x, &p.cluster_y, &p.tile_x, &p.tile_y, &p.tile_z,
@@ -98,6 +108,13 @@ ClusterPlan plan_3d(int tile_x, int tile_y, int tile_z, int k) {
 ClusterPlan plan_deep(int tile_x, int tile_y, int k) {
   ClusterPlan p;
   p.tile_x = tile_x, p.tile_y = tile_y, p.k = k, p.threads_y = 0, p.deep = true;
+  return p;
+}
+
+// 2D columns: blocks of `threads` columns streaming segments of `rows` rows (0: filling the GPU).
+ClusterPlan plan_columns(int threads, int rows, int k) {
+  ClusterPlan p;
+  p.tile_x = threads, p.tile_y = rows, p.k = k, p.threads_y = 0, p.columns = true;
   return p;
 }
 
@@ -149,15 +166,21 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
   return f64 ? plan_2d(1, 128, 40, k, R, 4) : plan_2d(1, 128, 56, k, R, 8);
 }
 
+ClusterPlan default_columns_plan(const Problem& problem) {
+  return plan_columns(columns_threads, 0, max_levels_columns(problem.radius, problem.levels()));
+}
+
 ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
-  if (s.mode == "resident") p.resident = true, p.deep = false, p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.k = 0;
-  if (s.mode == "streaming") p.resident = false, p.deep = false;
+  if (s.mode == "resident")
+    p.resident = true, p.deep = p.columns = false, p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.k = 0;
+  if (s.mode == "streaming") p.resident = p.deep = p.columns = false;
   if (s.mode == "deep" && !p.deep) p = plan_deep(p.tile_x, p.tile_y, p.k);
+  if (s.mode == "columns" && !p.columns) p = plan_columns(columns_threads, 0, p.k);
   if (s.shape[0]) p.cluster_x = s.shape[0], p.cluster_y = s.shape[1];
   if (s.tile[0]) p.tile_x = s.tile[0], p.tile_y = s.tile[1], p.tile_z = s.tile[2];
   if (s.k) p.k = s.k;
   if (s.threads_y) p.threads_y = s.threads_y;
-  if (p.deep) p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.threads_y = 0;  // a block a tile for the whole z
+  if (p.deep || p.columns) p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.threads_y = 0;  // no clusters yet
   return p;
 }
 
@@ -167,7 +190,7 @@ ClusterSettings fixed_settings(const ClusterPlan& p) {
   s.tile = {p.tile_x, p.tile_y, p.tile_z};
   s.k = p.k;
   s.threads_y = p.threads_y;
-  s.mode = p.resident ? "resident" : p.deep ? "deep" : "streaming";
+  s.mode = p.resident ? "resident" : p.deep ? "deep" : p.columns ? "columns" : "streaming";
   return s;
 }
 
@@ -207,6 +230,11 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     for (int k : R == 1 ? std::vector<int>{4, 5, 6} : std::vector<int>{2, 3}) add(plan_deep(f64 ? 32 : 64, 32, k));
     return out;
   }
+  // The columns family (constant coefficients; the kernel object refuses
+  // media and sources): the most levels compiled, and two thirds of them.
+  const ClusterPlan columns = default_columns_plan(problem);
+  add(columns);
+  add(plan_columns(columns.tile_x, 0, std::max(1, columns.k * 2 / 3)));
   if (cluster_flux_tiles(problem)) {
     for (int tile_y : {16, 24, 32, 40})
       for (int threads_y : {4, 8}) add(plan_2d(1, 128, tile_y, k, R, threads_y));

@@ -24,6 +24,10 @@ namespace heatwave::cuda {
 // column for the whole z extent, k levels deep with no halo cone: each
 // level's tile edges go to the neighbouring tiles through global memory at
 // a grid-wide barrier every r planes (cluster and tile_z are not used).
+// Columns (2D, kernel_2d_columns.cuh): a block of tile_x threads, one a
+// column, streams a segment of tile_y rows (0: as many segments as fill the
+// GPU once) k levels deep, each column's rows in registers (cluster_y and
+// threads_y are not used).
 struct ClusterPlan {
   int cluster_x = 1, cluster_y = 1;
   int tile_x = 0, tile_y = 0, tile_z = 0;
@@ -31,17 +35,19 @@ struct ClusterPlan {
   int threads_y = 1;  // thread rows (a power of 2); threads along x: a 16-byte pack each across the tile and its halo
   bool resident = false;
   bool deep = false;
+  bool columns = false;
 
   int blocks() const { return cluster_x * cluster_y; }
   // The plan that says "the baseline step kernel is faster here" (in the plan cache as "baseline").
-  static ClusterPlan baseline_plan() { return ClusterPlan{0, 0, 0, 0, 0, 0, 0, false, false}; }
+  static ClusterPlan baseline_plan() { return ClusterPlan{0, 0, 0, 0, 0, 0, 0, false, false, false}; }
   bool baseline() const { return cluster_x == 0; }
   std::string text() const;    // "cluster 1x2, tile 112x88, k 8, 8 thread rows"
-  std::string fields()
-      const;  // "1,2,112,88,0,8,8", "resident,120,32,8", "deep,64,32,6" or "baseline" (what parse reads)
+  // "1,2,112,88,0,8,8", "resident,120,32,8", "deep,64,32,6", "columns,256,0,12" or "baseline" (what parse reads)
+  std::string fields() const;
   static ClusterPlan parse(const std::string& s);  // "cx,cy,tile_x,tile_y,tile_z,k,threads_y",
-                                                   // "resident,tile_x,tile_y,threads_y" or
-                                                   // "deep,tile_x,tile_y,k"; throws invalid_value
+                                                   // "resident,tile_x,tile_y,threads_y",
+                                                   // "deep,tile_x,tile_y,k" or
+                                                   // "columns,threads,rows,k"; throws invalid_value
   bool operator==(const ClusterPlan&) const = default;
 };
 
@@ -54,6 +60,9 @@ int shared_width(int halo, int tile_x, int pack);
 // The built-in plan for a case (the fastest of the H100 sweeps in
 // docs/performance.md); HEATWAVE_CLUSTER_PLAN overrides it, for experiments.
 ClusterPlan default_cluster_plan(const Problem& problem);
+// A 2D case's columns plan (the config's `mode: columns` starts from it):
+// 256 threads, segments filling the GPU, the most levels compiled.
+ClusterPlan default_columns_plan(const Problem& problem);
 bool cluster_plan_from_environment();
 
 // The built-in plan with the fields the config's `cluster:` section fixes,
@@ -68,6 +77,15 @@ constexpr int max_levels_3d(int radius) { return radius == 1 ? 4 : radius == 2 ?
 // A deep plan's levels: its rings of 2r+1 planes a level share a block's
 // shared memory (the kernel object refuses plans they do not fit).
 inline constexpr int max_levels_deep = 12;
+// A columns plan's levels (kernel_2d_columns.cuh: each level's rows of a
+// column are registers, compiled for this many; fewer run the same kernel):
+// the most that fit 128 registers (two blocks an SM) with few spills:
+// heat r 1-4 12, 6, 4, 3; the waves' two levels 6, 4, 3, 3.
+constexpr int max_levels_columns(int radius, int levels) {
+  constexpr int heat[] = {12, 6, 4, 3}, wave[] = {6, 4, 3, 3};
+  return levels == 1 ? heat[radius - 1] : wave[radius - 1];
+}
+inline constexpr int columns_threads = 256;  // a columns block's threads at most (two blocks an SM)
 
 // Plans the autotune times for a case: a short list around the built-in one.
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);

@@ -33,7 +33,7 @@ constexpr int radii[] = {1, 2, 3, 4};
 std::string plan_for_radius(const char* plan, int r) {
   if (!plan) return "";
   cuda::ClusterPlan p = cuda::ClusterPlan::parse(plan);
-  if (p.resident) return plan;
+  if (p.resident || p.columns) return plan;
   p.tile_x = std::max(p.tile_x, 2 * r), p.tile_y = std::max(p.tile_y, 2 * r);
   if (p.tile_z > 0) p.k = std::min(p.k, cuda::max_levels_3d(r));
   return p.fields();
@@ -537,6 +537,26 @@ TEST(GpuCluster, DeepFamily3D) {
       }
 }
 
+// The columns family (a thread a column, every level's rows in registers):
+// every equation and radius, every boundary set; the most levels compiled
+// (12 and 13 steps a chunk: a full launch, and one of a single step after
+// it), segments filling the GPU and short ones (many, the last partial),
+// strips narrower than the grid (several, the last partial) and wider
+// (both x faces in one strip), one step a launch.
+TEST(GpuCluster, Columns2D) {
+  for (const char* eq : {"heat", "wave", "damped_wave"})
+    for (int r : radii) {
+      const int levels = std::strcmp(eq, "heat") == 0 ? 1 : 2, most = cuda::max_levels_columns(r, levels);
+      const std::string plans[] = {fmt::format("columns,256,0,{}", most), fmt::format("columns,64,9,{}", 2),
+                                   fmt::format("columns,128,5,{}", std::min(3, most)), "columns,96,0,1"};
+      for (const std::string& plan : plans) {
+        check_cluster<float>(eq, r, "[37, 29]", 7, 2, plan.c_str());
+        check_cluster<double>(eq, r, "[300, 257]", most + 1, 2, plan.c_str());
+        check_cluster<float>(eq, r, "[181, 40]", 5, 3, plan.c_str());
+      }
+    }
+}
+
 TEST(GpuCluster, Heat3D) {
   for (const char* plan : plans_3d)
     for (int r : radii) {
@@ -619,6 +639,10 @@ TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<3, float>("deep,16,8,13", 1, "[19, 13, 11]", "k from 1 to 12");
   expect_fallback<3, float>("deep,16,8,2", 1, "[17, 16, 11]", "leaves a last tile of 1 points along x");
   expect_fallback<3, double>("deep,64,64,2", 1, "[19, 13, 11]", "threads a block (at most 512)");
+  // Columns plans: their k, threads and the halo they keep.
+  expect_fallback<2, float>("columns,256,0,13", 1, "[37, 29]", "k from 1 to 12 for radius 1");
+  expect_fallback<2, double>("columns,48,0,2", 1, "[37, 29]", "threads a multiple of 32");
+  expect_fallback<2, float>("columns,32,0,1", 1, "[37, 29]", "keeping 32 columns past the 2 k r of halo");
 }
 
 }  // namespace

@@ -261,16 +261,23 @@ TEST(UnitConfig, ClusterPlanCandidates) {
         const auto plans = cuda::cluster_plan_candidates(p);
         ASSERT_FALSE(plans.empty());
         EXPECT_EQ(plans.front(), cuda::default_cluster_plan(p));
-        bool resident = false, deep = false;
+        bool resident = false, deep = false, columns = false;
         for (const auto& plan : plans) {
           const std::string what =
               plan.fields() + " (" + std::to_string(dims) + "D r" + std::to_string(radius) + " " + precision + ")";
           EXPECT_EQ(cuda::ClusterPlan::parse(plan.fields()), plan) << what;
           EXPECT_GE(plan.tile_x, 2 * radius) << what;
-          EXPECT_GE(plan.tile_y, 2 * radius) << what;
+          if (!plan.columns) EXPECT_GE(plan.tile_y, 2 * radius) << what;  // columns: 0, segments filling the GPU
           resident = resident || plan.resident;
           deep = deep || plan.deep;
-          if (plan.deep) {  // 3D: one block a tile, no slabs, no clusters
+          columns = columns || plan.columns;
+          if (plan.columns) {  // 2D: a block of threads a column each, k within the levels compiled
+            EXPECT_EQ(dims, 2) << what;
+            EXPECT_EQ(plan.blocks(), 1) << what;
+            EXPECT_GE(plan.k, 1) << what;
+            EXPECT_LE(plan.k, cuda::max_levels_columns(radius, 2)) << what;  // the wave: two levels
+            EXPECT_GT(plan.tile_x - 2 * plan.k * radius, 32) << what;
+          } else if (plan.deep) {  // 3D: one block a tile, no slabs, no clusters
             EXPECT_EQ(dims, 3) << what;
             EXPECT_EQ(plan.blocks(), 1) << what;
             EXPECT_EQ(plan.tile_z, 0) << what;
@@ -291,6 +298,7 @@ TEST(UnitConfig, ClusterPlanCandidates) {
         }
         EXPECT_EQ(resident, dims == 2);
         EXPECT_EQ(deep, dims == 3);
+        EXPECT_EQ(columns, dims == 2);
       }
 }
 
@@ -358,6 +366,28 @@ TEST(UnitConfig, DeepClusterPlan) {
   expect_error(good + "cluster: {mode: deep}\n", ExitCode::invalid_value, {"'cluster.mode'", "3D only"});
   expect_error(three_d + "cluster: {mode: deep, tile: [64, 32, 8]}\n", ExitCode::invalid_value,
                {"'cluster.tile'", "2 sizes in deep mode"});
+}
+
+// A columns plan (2D): the config asks for it, from the case's built-in
+// columns plan; its text, fields and parse agree.
+TEST(UnitConfig, ColumnsClusterPlan) {
+  const Config c = load_config_text(good + "cluster: {mode: columns, k: 9}\n", "case.yaml");
+  EXPECT_EQ(c.run.cluster.mode, "columns");
+  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  const Problem problem = Problem::from(c);
+  EXPECT_EQ(cuda::default_columns_plan(problem).fields(), "columns,256,0,12");  // heat r 1: 12 levels compiled
+  const cuda::ClusterPlan p = cuda::with_overrides(cuda::default_columns_plan(problem), c.run.cluster);
+  EXPECT_TRUE(p.columns);
+  EXPECT_FALSE(p.deep || p.resident);
+  EXPECT_EQ(p.text(), "columns, 256 threads, segments filling the GPU, k 9");
+  EXPECT_EQ(p.fields(), "columns,256,0,9");
+  EXPECT_EQ(cuda::ClusterPlan::parse(p.fields()), p);
+  EXPECT_EQ(cuda::with_overrides(cuda::ClusterPlan{}, cuda::fixed_settings(p)).fields(), p.fields());
+  EXPECT_EQ(cuda::ClusterPlan::parse("columns,128,40,3").text(), "columns, 128 threads, segments of 40 rows, k 3");
+  EXPECT_THROW(cuda::ClusterPlan::parse("columns,256,0"), Error);
+  const std::string three_d =
+      "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
+  expect_error(three_d + "cluster: {mode: columns}\n", ExitCode::invalid_value, {"'cluster.mode'", "2D only"});
 }
 
 // Whether a transport can run is known when the run starts: device-memory
