@@ -167,65 +167,65 @@ __global__ void __launch_bounds__(columns_threads, 2)
     // face, so no y ghost or Dirichlet row to test.
     // Level t (a constant: each level's registers are its own).
     auto level = [&]<bool Steady, int t>() {
-        if (t > steps) return;  // a shorter launch
-        const int chunk = i - t;
-        const Real* xs = buffer(t - 1, chunk & 1);
-        // Level t-1's rows: chunk row k in [-R, C + R) of the window.
-        auto row = [&](int k) -> Real { return k < 0 ? last[t - 1][R + k] : k < C ? cur[t - 1][k] : made[k - C]; };
-        [[maybe_unused]] const bool starting = Wave && t == 1 && start;
-        Real out[C];
+      if (t > steps) return;  // a shorter launch
+      const int chunk = i - t;
+      const Real* xs = buffer(t - 1, chunk & 1);
+      // Level t-1's rows: chunk row k in [-R, C + R) of the window.
+      auto row = [&](int k) -> Real { return k < 0 ? last[t - 1][R + k] : k < C ? cur[t - 1][k] : made[k - C]; };
+      [[maybe_unused]] const bool starting = Wave && t == 1 && start;
+      Real out[C];
 #pragma unroll
-        for (int c = 0; c < C; ++c) {
-          const int y = ys + chunk * C + c;
-          const Real centre = cur[t - 1][c];
-          Real minus[R + 1], plus[R + 1];
+      for (int c = 0; c < C; ++c) {
+        const int y = ys + chunk * C + c;
+        const Real centre = cur[t - 1][c];
+        Real minus[R + 1], plus[R + 1];
 #pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = xs[c * W + tid - j], plus[j] = xs[c * W + tid + j];
-          Real lap_value = lap.add(0, lap.start(centre), minus, plus);
+        for (int j = 1; j <= R; ++j) minus[j] = xs[c * W + tid - j], plus[j] = xs[c * W + tid + j];
+        Real lap_value = lap.add(0, lap.start(centre), minus, plus);
 #pragma unroll
-          for (int j = 1; j <= R; ++j) minus[j] = row(c - j), plus[j] = row(c + j);
-          bool fixed_y = false;
-          if (!Steady) {
-            // y ghosts: row d from a face mirrors the rows past it from the
-            // window (static offsets: the window stays in registers).
+        for (int j = 1; j <= R; ++j) minus[j] = row(c - j), plus[j] = row(c + j);
+        bool fixed_y = false;
+        if (!Steady) {
+          // y ghosts: row d from a face mirrors the rows past it from the
+          // window (static offsets: the window stays in registers).
 #pragma unroll
-            for (int d = 0; d < R; ++d)
+          for (int d = 0; d < R; ++d)
 #pragma unroll
-              for (int j = d + 1; j <= R; ++j) {
-                if (ay.ghosts[0] && y == d) minus[j] = faces.ghost(1, 0, j - d, row(c + j - 2 * d));
-                if (ay.ghosts[1] && y == ay.n - 1 - d) plus[j] = faces.ghost(1, 1, j - d, row(c + 2 * d - j));
-              }
-            fixed_y = ay.fixed(0, y) || ay.fixed(1, y);
-          }
-          lap_value = lap.add(1, lap_value, minus, plus);
-          Real next;
-          if constexpr (!Wave)
-            next = up.step(centre, centre, lap_value);
-          else if (starting)
-            next = up.start(centre, older[c], lap_value);
-          else
-            next = up.step(centre, older[c], lap_value);
-          out[c] = fixed_y ? faces.g[1][y == 0 ? 0 : 1] : next;
+            for (int j = d + 1; j <= R; ++j) {
+              if (ay.ghosts[0] && y == d) minus[j] = faces.ghost(1, 0, j - d, row(c + j - 2 * d));
+              if (ay.ghosts[1] && y == ay.n - 1 - d) plus[j] = faces.ghost(1, 1, j - d, row(c + 2 * d - j));
+            }
+          fixed_y = ay.fixed(0, y) || ay.fixed(1, y);
         }
-        // Shift level t-1's window; (two levels) its chunk before cur becomes level t+1's u^{m-1}.
-        Real centres[C];
+        lap_value = lap.add(1, lap_value, minus, plus);
+        Real next;
+        if constexpr (!Wave)
+          next = up.step(centre, centre, lap_value);
+        else if (starting)
+          next = up.start(centre, older[c], lap_value);
+        else
+          next = up.step(centre, older[c], lap_value);
+        out[c] = fixed_y ? faces.g[1][y == 0 ? 0 : 1] : next;
+      }
+      // Shift level t-1's window; (two levels) its chunk before cur becomes level t+1's u^{m-1}.
+      Real centres[C];
 #pragma unroll
-        for (int j = 0; j < R; ++j) last[t - 1][j] = row(C - R + j);
+      for (int j = 0; j < R; ++j) last[t - 1][j] = row(C - R + j);
 #pragma unroll
-        for (int c = 0; c < C; ++c) {
-          centres[c] = cur[t - 1][c];
-          if constexpr (Wave) older[c] = old[t - 1][c], old[t - 1][c] = cur[t - 1][c];
-          cur[t - 1][c] = made[c], made[c] = out[c];
+      for (int c = 0; c < C; ++c) {
+        centres[c] = cur[t - 1][c];
+        if constexpr (Wave) older[c] = old[t - 1][c], old[t - 1][c] = cur[t - 1][c];
+        cur[t - 1][c] = made[c], made[c] = out[c];
+      }
+      if (t == steps) {
+        if (keep && chunk >= 0) {
+          store_chunk(out_u, chunk, out);
+          if constexpr (Wave) store_chunk(out_u_prev, chunk, centres);
         }
-        if (t == steps) {
-          if (keep && chunk >= 0) {
-            store_chunk(out_u, chunk, out);
-            if constexpr (Wave) store_chunk(out_u_prev, chunk, centres);
-          }
-        } else {
+      } else {
 #pragma unroll
-          for (int c = 0; c < C; ++c) buffer(t, chunk & 1)[c * W + tid] = out[c];
-        }
+        for (int c = 0; c < C; ++c) buffer(t, chunk & 1)[c * W + tid] = out[c];
+      }
     };
     auto levels = [&]<bool Steady, int... T>(std::integer_sequence<int, T...>) {
       (level.template operator()<Steady, T + 1>(), ...);
@@ -272,14 +272,15 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     int per_sm = 0, device = 0, sms = 0;
     with_radius(R, [&]<int RR>() {
       this->allow_shared_memory(columns_kernel_2d<RR, Real, Eq>);
-      HW_CUDA(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, columns_kernel_2d<RR, Real, Eq>, threads_x_, shared_bytes_));
+      HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, columns_kernel_2d<RR, Real, Eq>, threads_x_,
+                                                            shared_bytes_));
     });
     HW_CUDA(cudaGetDevice(&device));
     HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     active_clusters_ = per_sm * sms;
     if (active_clusters_ == 0)
-      return reason = plan + ": no block fits an SM (" + std::to_string(shared_bytes_ / 1024) + " KiB of shared memory)",
+      return reason =
+                 plan + ": no block fits an SM (" + std::to_string(shared_bytes_ / 1024) + " KiB of shared memory)",
              false;
     return true;
   }
@@ -300,10 +301,10 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     const int segment_rows = (rows + segments - 1) / segments;
     const bool start = Eq::levels == 2 && step == 0;
     with_radius(this->radius_, [&]<int R>() {
-      columns_kernel_2d<R, Real, Eq><<<dim3(strips, (rows + segment_rows - 1) / segment_rows), q.tile_x, shared_bytes_,
-                                       stream>>>(u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(),
-                                                 this->update_, ColumnFaces<Real, R>::make(geo_), steps, start,
-                                                 segment_rows);
+      columns_kernel_2d<R, Real, Eq>
+          <<<dim3(strips, (rows + segment_rows - 1) / segment_rows), q.tile_x, shared_bytes_, stream>>>(
+              u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_,
+              ColumnFaces<Real, R>::make(geo_), steps, start, segment_rows);
     });
     HW_CUDA(cudaGetLastError());
   }
@@ -318,7 +319,8 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
 template <class Real, class Eq>
 std::unique_ptr<ClusterKernel<2, Real>> make_columns_kernel_2d(const Problem& problem, const LocalDomain<2>& domain,
                                                                const ClusterPlan& plan,
-                                                               const ClusterMedia<2, Real>& media, std::string& reason) {
+                                                               const ClusterMedia<2, Real>& media,
+                                                               std::string& reason) {
   return configured<ColumnsKernel2DObject<Real, Eq>>(problem, domain, plan, media, reason);
 }
 #define HEATWAVE_CLUSTER_COLUMNS_2D(which, Real, Eq)                                       \
