@@ -550,6 +550,19 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
       HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   }
 
+  // Blocks of `kernel` (the plan's block shape and shared memory, allowed
+  // here) that the whole GPU holds at once: the one-block launches that
+  // size their grids by it (resident, deep, columns).
+  template <class Kernel>
+  int resident_blocks(Kernel kernel) const {
+    allow_shared_memory(kernel);
+    int device = 0, sms = 0, per_sm = 0;
+    HW_CUDA(cudaGetDevice(&device));
+    HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_x_ * threads_y_, shared_bytes_));
+    return per_sm * sms;
+  }
+
   // Clusters of the plan that fit on the device at once (0: they cannot be co-scheduled).
   template <class Kernel>
   int max_active_clusters(Kernel kernel) {

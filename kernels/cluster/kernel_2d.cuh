@@ -509,18 +509,6 @@ Kernels2D<R, Real, Eq> kernels_2d() {
 
 namespace {
 
-// Blocks of a resident kernel the whole GPU holds at once.
-template <class Kernel>
-int resident_room(Kernel kernel, int threads, std::size_t shared_bytes) {
-  HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
-  HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-  int device = 0, sms = 0, per_sm = 0;
-  HW_CUDA(cudaGetDevice(&device));
-  HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
-  return per_sm * sms;
-}
-
 template <class Real, class Eq>
 class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
   using Base = ClusterKernelBase<2, Real, Eq>;
@@ -574,9 +562,8 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
 
     if (q.resident) {
       // Every tile must be on chip at once: the grid synchronises each step.
-      const int room = with_kernel([&]<int RR, Form F>() {
-        return resident_room(kernels_2d<RR, Real, Eq, F>().resident, threads_x_ * threads_y_, shared_bytes_);
-      });
+      const int room =
+          with_kernel([&]<int RR, Form F>() { return this->resident_blocks(kernels_2d<RR, Real, Eq, F>().resident); });
       const dim3 grid = resident_grid();
       const long tiles = static_cast<long>(grid.x) * grid.y;
       if (tiles > room)

@@ -269,15 +269,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
       shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(2 * q.k * columns_chunk<Real, RR> * (q.tile_x + 2 * RR));
     });
     if (!this->fits_device(reason)) return false;
-    int per_sm = 0, device = 0, sms = 0;
-    with_radius(R, [&]<int RR>() {
-      this->allow_shared_memory(columns_kernel_2d<RR, Real, Eq>);
-      HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, columns_kernel_2d<RR, Real, Eq>, threads_x_,
-                                                            shared_bytes_));
-    });
-    HW_CUDA(cudaGetDevice(&device));
-    HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    active_clusters_ = per_sm * sms;
+    active_clusters_ = with_radius(R, [&]<int RR>() { return this->resident_blocks(columns_kernel_2d<RR, Real, Eq>); });
     if (active_clusters_ == 0)
       return reason =
                  plan + ": no block fits an SM (" + std::to_string(shared_bytes_ / 1024) + " KiB of shared memory)",

@@ -568,16 +568,9 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
     if (!this->fits_device(reason)) return false;
     blocks_x_ = (geo_.axis[0].n + q.tile_x - 1) / q.tile_x, blocks_y_ = (geo_.axis[1].n + q.tile_y - 1) / q.tile_y;
-    int per_sm = 1 << 30, device = 0, sms = 0;
-    each_kernel(R, q.k, [&](auto kernel) {
-      int blocks = 0;
-      this->allow_shared_memory(kernel);
-      HW_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads_x_ * threads_y_, shared_bytes_));
-      per_sm = std::min(per_sm, blocks);
-    });
-    HW_CUDA(cudaGetDevice(&device));
-    HW_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    active_clusters_ = per_sm * sms;
+    active_clusters_ = INT_MAX;  // the fewest of any kernel the plan's launches may run
+    each_kernel(R, q.k,
+                [&](auto kernel) { active_clusters_ = std::min(active_clusters_, this->resident_blocks(kernel)); });
     if (blocks_x_ * blocks_y_ > active_clusters_)
       return reason = plan + " needs its " + std::to_string(blocks_x_ * blocks_y_) +
                       " blocks resident at once, and " + std::to_string(active_clusters_) + " fit",
