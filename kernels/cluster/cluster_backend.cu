@@ -117,8 +117,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     if (cluster_plan_from_environment()) {
       origin = "HEATWAVE_CLUSTER_PLAN";
     } else if (settings_.overridden()) {
-      plan = with_overrides(settings_.mode == "columns" ? default_columns_plan(problem_) : plan, settings_);
-      origin = "config";
+      plan = config_plan(problem_, settings_), origin = "config";
     } else if (settings_.autotune) {
       const ClusterPlanCache cache(settings_.cache);
       const LocalDomain<D>& domain = fields_.domain();

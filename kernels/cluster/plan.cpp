@@ -184,6 +184,11 @@ ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
   return p;
 }
 
+ClusterPlan config_plan(const Problem& problem, const ClusterSettings& settings) {
+  return with_overrides(settings.mode == "columns" ? default_columns_plan(problem) : default_cluster_plan(problem),
+                        settings);
+}
+
 ClusterSettings fixed_settings(const ClusterPlan& p) {
   ClusterSettings s;
   s.shape = {p.cluster_x, p.cluster_y};

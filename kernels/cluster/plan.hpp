@@ -68,6 +68,9 @@ bool cluster_plan_from_environment();
 // The built-in plan with the fields the config's `cluster:` section fixes,
 // and the other way: the settings that fix every field of a plan.
 ClusterPlan with_overrides(ClusterPlan plan, const ClusterSettings& settings);
+// The plan a config's `cluster:` section makes: the built-in plan of the
+// mode it names (default_columns_plan for columns), with the fields it fixes.
+ClusterPlan config_plan(const Problem& problem, const ClusterSettings& settings);
 ClusterSettings fixed_settings(const ClusterPlan& plan);
 
 // Steps a 3D launch can pipeline (kernel_3d_pipeline.cuh: each level is unrolled

@@ -376,7 +376,7 @@ TEST(UnitConfig, ColumnsClusterPlan) {
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
   const Problem problem = Problem::from(c);
   EXPECT_EQ(cuda::default_columns_plan(problem).fields(), "columns,256,0,12");  // heat r 1: 12 levels compiled
-  const cuda::ClusterPlan p = cuda::with_overrides(cuda::default_columns_plan(problem), c.run.cluster);
+  const cuda::ClusterPlan p = cuda::config_plan(problem, c.run.cluster);
   EXPECT_TRUE(p.columns);
   EXPECT_FALSE(p.deep || p.resident);
   EXPECT_EQ(p.text(), "columns, 256 threads, segments filling the GPU, k 9");
