@@ -209,7 +209,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       std::string why;
       const auto kernel = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, media(), why);
       if (!kernel) return 0.0;
-      const int steps = plan.resident ? resident_chunk : plan.k;
+      const int steps = kernel->launch_steps(plan.resident ? resident_chunk : plan.k);
       return seconds_per_step(
           steps * launches,
           [&] {
@@ -266,7 +266,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   }
 
   // Steps of the next launch, with `left` steps of the chunk to go.
-  int launch_steps(int left) const { return kernel_->plan().resident ? left : std::min(left, kernel_->plan().k); }
+  int launch_steps(int left) const { return kernel_->launch_steps(left); }
 
   // The points a launch writes back: the owned box, reaching `ahead` steps of
   // radius into exchanged halos (the chunk's later launches read them).

@@ -110,6 +110,10 @@ class ClusterKernel {
   virtual void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<D>& window,
                       long step, const ClusterSamples<Real>& samples, cudaStream_t stream) = 0;
 
+  // The steps of the next launch, `left` to go in a chunk: up to the plan's
+  // k (a resident plan: all), or fewer where a family compiles only some.
+  virtual int launch_steps(int left) const { return geo_.plan.resident ? left : std::min(left, geo_.plan.k); }
+
   // Whether launches record receivers (ClusterSamples); where not, the
   // backend has them sampled between chunks.
   virtual bool records_samples() const { return true; }

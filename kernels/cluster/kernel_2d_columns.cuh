@@ -2,39 +2,53 @@
 // in EBISU (ICS'23), every level of a column in registers.
 //
 // A block of NT threads owns a strip of NT columns, one a thread; the
-// reach = steps*r columns at each side are its x halo (recomputed), so
-// NT - 2 reach are kept. It streams a segment of rows in chunks of C rows,
-// all `steps` levels in one sweep: in iteration i, level 0 loads chunk i
-// and level t computes chunk i - t. A thread keeps, for each level, its
-// column's chunk that the next level reads, the r rows before it and (two
-// levels) the chunk before it, in registers: y neighbours never touch
-// shared memory. x neighbours come from one shared buffer a level (two
-// chunks, by parity): level t reads level t-1's chunk i-t, written in
-// iteration i-1, and writes its own for level t+1 to read in iteration
-// i+1. So an iteration has one barrier for all levels and C rows. The next
-// chunk's loads are issued an iteration ahead into registers.
+// reach = K r columns at each side are its x halo (recomputed), so NT - 2
+// reach are kept. It streams a segment of rows in chunks of C rows, all K
+// levels in one sweep: in iteration i, level 0 loads chunk i and level t
+// computes chunk i - t. A thread keeps, for each level, its column's chunk
+// that the next level reads, the r rows before it and (two levels) the
+// chunk before it, in registers: y neighbours never touch shared memory. x
+// neighbours come from one shared buffer a level (two chunks, by parity):
+// level t reads level t-1's chunk i-t, written in iteration i-1, and writes
+// its own for level t+1 to read in iteration i+1. So an iteration has one
+// barrier for all levels and C rows. The next chunk's loads are issued an
+// iteration ahead into registers.
+//
+// K is a template argument, as is the buffers' row stride: the levels
+// unroll into straight code whose shared-memory offsets are immediates (a
+// run-time level count tested at each level, and stored at each, made the
+// steady iteration 3x the instructions: H100 SASS, heat fp64 r 1). A launch
+// runs a compiled K: the most levels, and the powers of two below
+// (columns_levels_compiled, plan.hpp); launch_steps splits the rest.
 //
 // Faces. Level 0 is read from storage: wrapped on a periodic axis, its halo
 // past an exchanged face, its ghosts (the backend fills them) past a
-// physical one. The upper levels' ghosts follow FaceRule: x ghosts are
-// written into the shared buffers by their own columns' threads at the top
-// of an iteration (strips that hold a physical x face only, with one more
-// barrier), as is g at a Dirichlet x face point, so no level tests for x
-// faces (testing them in the levels held every warp of a face strip at the
-// barrier: 1.4-2.2x the other strips' time, H100, bench/streaming_2d.cu).
-// y ghosts come from the thread's own window (static offsets), in the
-// iterations whose rows lie within r of a y face only (the steady path
-// tests nothing). The stencil is LaplacianWeights::start, then add in axis
-// order, and the update the equation's: bitwise equal to the other backends.
+// physical one. x ghosts follow FaceRule at every level: the thread of the
+// column a ghost mirrors writes the ghost into the shared buffer beside its
+// own value, and a Dirichlet face point's g is written once, so no level
+// tests for x faces and no extra barrier holds a face strip (prefilling
+// the ghosts at the top of an iteration, with a barrier, held the strip
+// 1.4x the others, H100, bench/streaming_2d.cu). y ghosts come from the
+// thread's own window (static offsets), in the iterations whose rows lie
+// within r of a y face only. The stencil is LaplacianWeights::start, then
+// add in axis order, and the update the equation's: bitwise equal to the
+// other backends.
 #pragma once
 #include "kernels/cluster/common.cuh"
 
 namespace heatwave::cuda {
 
 // Rows a chunk: 16 bytes of a column (r at least: a chunk holds the r rows
-// after the chunk before it). Levels: max_levels_columns (plan.hpp).
+// after the chunk before it). A shared buffer's row: the widest block and
+// its r pads each side (a constant: immediate offsets).
 template <class Real, int R>
 inline constexpr int columns_chunk = std::max<int>(R, 16 / sizeof(Real));
+template <int R>
+inline constexpr int columns_row = columns_threads + 2 * R;
+template <class Real, int R>
+constexpr std::size_t columns_shared_bytes(int levels) {
+  return sizeof(Real) * static_cast<std::size_t>(2 * levels * columns_chunk<Real, R> * columns_row<R>);
+}
 
 // The ghost rules of the four faces as the kernel applies them, made on the
 // host from FaceRule::layer (the same Real sign and shift: bitwise the same
@@ -62,46 +76,55 @@ struct ColumnFaces {
   }
 };
 
-template <int R, class Real, class Eq>
+template <int R, int K, class Real, class Eq>
 __global__ void __launch_bounds__(columns_threads, 2)
     columns_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                      const __grid_constant__ ColumnFaces<Real, R> faces, const int steps, const bool start,
-                      const int segment_rows) {
-  constexpr int K = max_levels_columns(R, Eq::levels), C = columns_chunk<Real, R>;
+                      const __grid_constant__ ColumnFaces<Real, R> faces, const bool start, const int segment_rows) {
+  constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, reach = K * R;
   constexpr bool Wave = Eq::levels == 2;
   Real* const shared = reinterpret_cast<Real*>(cluster_shared);
-  const int NT = blockDim.x, W = NT + 2 * R, tid = threadIdx.x;
   auto buffer = [&](int level, int parity) { return shared + (level * 2 + parity) * C * W + R; };
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
-  const int reach = steps * R;
+  const int NT = blockDim.x, tid = threadIdx.x;
   const int strip = ax.out_lo + static_cast<int>(blockIdx.x) * (NT - 2 * reach) - reach;
   const int x = strip + tid;
   const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * segment_rows, y1 = min(ay.out_hi, y0 + segment_rows);
   const int ys = y0 - reach;  // the segment's cone: level t is valid from ys + t r
-  int gx = 0;
-  const bool stored_x = source_coordinate(ax, x, gx);
+  const int keep_lo = max(y0, ay.upd_lo), keep_hi = min(y1, ay.upd_hi);  // the rows stored
   const bool keep = tid >= reach && tid < NT - reach && x >= max(ax.out_lo, ax.upd_lo) && x < min(ax.out_hi, ax.upd_hi);
-  // This column as an x face makes it: a ghost from its mirror column, or g
-  // at a Dirichlet face point (fixed); face_strip: the block holds one.
-  // (Each side by name: a runtime index into the parameters copies them to local memory.)
-  const bool low = x < ax.n / 2;
-  const bool fixed_x = low ? ax.fixed(0, x) : ax.fixed(1, x);
-  const bool ghost_x = low ? ax.ghosts[0] && x < 0 && x >= -R : ax.ghosts[1] && x >= ax.n && x < ax.n + R;
-  const int ghost_j = low ? -x : x - (ax.n - 1);                    // ghost_x: 1..r past the face
-  const int mirror = low ? tid - 2 * x : tid + 2 * (ax.n - 1 - x);  // the column it mirrors
-  // Its rule in registers (static indices: the loop reads no table; read
-  // in the loop instead, fp32 wave 377 -> 251 Gcells/s, H100).
-  Real x_sign = low ? faces.sign[0][0] : faces.sign[0][1], x_shift = 0;
-  const Real x_g = low ? faces.g[0][0] : faces.g[0][1];
+
+  // x faces. An x ghost's thread streams the column it mirrors (where the
+  // block holds it): it loads that column, reads that column's x
+  // neighbours, so computes its values bit for bit, and writes the ghost
+  // FaceRule makes of each, sign u + shift (sign +-1: fused, the same bits).
+  // Other threads write their values (sign 1, shift -0: the same bits), a
+  // Dirichlet face point none (its g is written here once). (Each side by
+  // name: a run-time index into the parameters copies them to local memory.)
+  const bool fixed_x = ax.fixed(0, x) || ax.fixed(1, x);
+  const int mirror_lo = tid - 2 * x, mirror_hi = tid + 2 * (ax.n - 1 - x);  // the thread of the column mirrored
+  const bool ghost_lo = ax.ghosts[0] && x < 0 && x >= -R && mirror_lo < NT;
+  const bool ghost_hi = ax.ghosts[1] && x >= ax.n && x < ax.n + R && mirror_hi >= 0;
+  const int reads = ghost_lo ? mirror_lo : ghost_hi ? mirror_hi : tid;  // the thread whose x neighbours it reads
+  Real sign = 1, shift = -Real(0);
+  if (ghost_lo || ghost_hi) sign = ghost_lo ? faces.sign[0][0] : faces.sign[0][1];
 #pragma unroll
-  for (int j = 1; j <= R; ++j)
-    if (ghost_j == j) x_shift = low ? faces.shift[0][0][j] : faces.shift[0][1][j];
-  const bool face_strip = (ax.ghosts[0] && strip <= 0) || (ax.ghosts[1] && strip + NT >= ax.n);
+  for (int j = 1; j <= R; ++j) {
+    if (ghost_lo && x == -j) shift = faces.shift[0][0][j];
+    if (ghost_hi && x == ax.n - 1 + j) shift = faces.shift[0][1][j];
+  }
+  int gx = 0;
+  const bool stored_x = source_coordinate(ax, x + reads - tid, gx);
+  // Whether the block holds x ghosts or a Dirichlet point (its face paths).
+  const bool face_strip = __syncthreads_or(ghost_lo || ghost_hi || fixed_x);
   if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
-    for (int b = 0; b < steps * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
+    for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
+  if (fixed_x) {
+    const Real g = ax.fixed(0, x) ? faces.g[0][0] : faces.g[0][1];
+    for (int b = 0; b < K * 2 * C; ++b) shared[b * W + R + tid] = g;
+  }
 
   // Level L: the R rows before the chunk level L+1 reads, that chunk, and
   // (two levels) the chunk before it, level L+2's u^{m-1}.
@@ -121,53 +144,38 @@ __global__ void __launch_bounds__(columns_threads, 2)
       out[c] = stored_x && source_coordinate(ay, ys + chunk * C + c, gy) ? field[column + gy * geo.stride[1]] : Real(0);
     }
   };
+  const long stored = geo.lead + geo.halo * geo.stride[1] + x;  // this column's first row in the outputs
   auto store_chunk = [&](Real* field, int chunk, const Real(&values)[C]) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const int y = ys + chunk * C + c;
-      if (y >= y0 && y < y1 && y >= ay.upd_lo && y < ay.upd_hi)
-        field[geo.lead + (y + geo.halo) * geo.stride[1] + x] = values[c];
+      if (y >= keep_lo && y < keep_hi) field[stored + static_cast<long>(y) * geo.stride[1]] = values[c];
     }
+  };
+  // A level's chunk into its shared buffer (x_faces: the block's face path).
+  auto publish = [&](Real* b, const Real(&values)[C], bool x_faces) {
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+      if (!x_faces)
+        b[c * W + tid] = values[c];
+      else if (!fixed_x)
+        b[c * W + tid] = fused(sign, values[c], shift);
   };
   Real ahead[C], ahead_prev[C];
   load_chunk(u, 0, ahead);
   if constexpr (Wave) load_chunk(u_prev, -1, ahead_prev);
-  const int chunks = (y1 - ys + C - 1) / C;  // level `steps`'s last chunk ends at or past y1
-  for (int i = 0; i < chunks + steps; ++i) {
+  const int chunks = (y1 - ys + C - 1) / C;  // level K's last chunk ends at or past y1
+  for (int i = 0; i < chunks + K; ++i) {
     Real made[C], older[C];  // level t-1's newest chunk; (two levels) level t-2's chunk at level t's rows
 #pragma unroll
     for (int c = 0; c < C; ++c) made[c] = ahead[c], older[c] = Wave ? ahead_prev[c] : Real(0);
-    if (i + 1 < chunks + steps) {
+    if (i + 1 < chunks + K) {
       load_chunk(u, i + 1, ahead);
       if constexpr (Wave) load_chunk(u_prev, i, ahead_prev);
     }
-    // The x faces of the chunks the levels read (written last iteration).
-    // A level's chunk is read whole before any of it is written: its loads
-    // overlap (one after another, with the rule read from a table copied to
-    // local memory, the face strips ran 8x the others: heat fp32 r 2 81
-    // Gcells/s, then 547, H100).
-    if (face_strip) {
-      if (ghost_x || fixed_x)
-#pragma unroll
-        for (int L = 0; L < K; ++L) {
-          if (L < steps) {
-            Real* b = buffer(L, (i - 1 - L) & 1);
-            Real mirrored[C];
-#pragma unroll
-            for (int c = 0; c < C; ++c) mirrored[c] = b[c * W + mirror];
-#pragma unroll
-            for (int c = 0; c < C; ++c) b[c * W + tid] = fixed_x ? x_g : x_sign * mirrored[c] + x_shift;
-          }
-        }
-      __syncthreads();
-    }
-#pragma unroll
-    for (int c = 0; c < C; ++c) buffer(0, i & 1)[c * W + tid] = made[c];
-    // Steady iterations (block-uniform): no level's rows within r of a y
-    // face, so no y ghost or Dirichlet row to test.
-    // Level t (a constant: each level's registers are its own).
-    auto level = [&]<bool Steady, int t>() {
-      if (t > steps) return;  // a shorter launch
+    // Level t (a constant: each level's registers are its own). YFaces: the
+    // rows lie within r of a y face; XFaces: the block makes x ghosts.
+    auto level = [&]<bool YFaces, bool XFaces, int t>() {
       const int chunk = i - t;
       const Real* xs = buffer(t - 1, chunk & 1);
       // Level t-1's rows: chunk row k in [-R, C + R) of the window.
@@ -180,12 +188,14 @@ __global__ void __launch_bounds__(columns_threads, 2)
         const Real centre = cur[t - 1][c];
         Real minus[R + 1], plus[R + 1];
 #pragma unroll
-        for (int j = 1; j <= R; ++j) minus[j] = xs[c * W + tid - j], plus[j] = xs[c * W + tid + j];
+        const int at = c * W + (XFaces ? reads : tid);
+#pragma unroll
+        for (int j = 1; j <= R; ++j) minus[j] = xs[at - j], plus[j] = xs[at + j];
         Real lap_value = lap.add(0, lap.start(centre), minus, plus);
 #pragma unroll
         for (int j = 1; j <= R; ++j) minus[j] = row(c - j), plus[j] = row(c + j);
         bool fixed_y = false;
-        if (!Steady) {
+        if (YFaces) {
           // y ghosts: row d from a face mirrors the rows past it from the
           // window (static offsets: the window stays in registers).
 #pragma unroll
@@ -217,30 +227,53 @@ __global__ void __launch_bounds__(columns_threads, 2)
         if constexpr (Wave) older[c] = old[t - 1][c], old[t - 1][c] = cur[t - 1][c];
         cur[t - 1][c] = made[c], made[c] = out[c];
       }
-      if (t == steps) {
+      if (t == K) {
         if (keep && chunk >= 0) {
           store_chunk(out_u, chunk, out);
           if constexpr (Wave) store_chunk(out_u_prev, chunk, centres);
         }
       } else {
-#pragma unroll
-        for (int c = 0; c < C; ++c) buffer(t, chunk & 1)[c * W + tid] = out[c];
+        publish(buffer(t, chunk & 1), out, XFaces);
       }
     };
-    auto levels = [&]<bool Steady, int... T>(std::integer_sequence<int, T...>) {
-      (level.template operator()<Steady, T + 1>(), ...);
+    auto levels = [&]<bool YFaces, bool XFaces, int... T>(std::integer_sequence<int, T...>) {
+      publish(buffer(0, i & 1), made, XFaces);
+      (level.template operator()<YFaces, XFaces, T + 1>(), ...);
     };
-    // The rows the levels compute this iteration, [ys + (i - steps) C, ys + i C).
-    const int rows_lo = ys + (i - steps) * C, rows_hi = ys + i * C;
-    if ((!ay.ghosts[0] || rows_lo >= R) && (!ay.ghosts[1] || rows_hi <= ay.n - R))
-      levels.template operator()<true>(std::make_integer_sequence<int, K>{});
+    // The rows the levels compute this iteration, [ys + (i - K) C, ys + i C):
+    // a block-uniform choice of path.
+    const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;
+    if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R))
+      levels.template operator()<true, true>(std::make_integer_sequence<int, K>{});
+    else if (face_strip)
+      levels.template operator()<false, true>(std::make_integer_sequence<int, K>{});
     else
-      levels.template operator()<false>(std::make_integer_sequence<int, K>{});
+      levels.template operator()<false, false>(std::make_integer_sequence<int, K>{});
     __syncthreads();
   }
 }
 
 namespace {
+
+// f.template operator()<K>() for k, a compiled level count of radius R:
+// the most, or a power of two below it (columns_levels_compiled).
+template <int R, class Eq, class F>
+void with_columns_levels(int k, F&& f) {
+  constexpr int most = max_levels_columns(R, Eq::levels);
+  static_assert(most <= 16, "the powers of two below the most levels: 8, 4, 2, 1");
+  if (k == most)
+    f.template operator()<most>();
+  else if (k == 8 && most > 8)
+    f.template operator()<(most > 8 ? 8 : 1)>();
+  else if (k == 4 && most > 4)
+    f.template operator()<(most > 4 ? 4 : 1)>();
+  else if (k == 2 && most > 2)
+    f.template operator()<(most > 2 ? 2 : 1)>();
+  else if (k == 1 && most > 1)
+    f.template operator()<1>();
+  else
+    throw Error(ExitCode::internal, "no columns kernel of " + std::to_string(k) + " levels");
+}
 
 // The kernel object of a columns plan: checks the plan against the case and
 // the device, and launches a block a strip and segment.
@@ -265,11 +298,19 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
       return reason = plan + " runs constant coefficients without sources (the streaming plans run media and sources)",
              false;
     threads_x_ = q.tile_x, threads_y_ = 1;
-    with_radius(R, [&]<int RR>() {
-      shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(2 * q.k * columns_chunk<Real, RR> * (q.tile_x + 2 * RR));
-    });
+    const int most = launch_steps(q.k);  // the most levels a launch runs
+    with_radius(R, [&]<int RR>() { shared_bytes_ = columns_shared_bytes<Real, RR>(most); });
     if (!this->fits_device(reason)) return false;
-    active_clusters_ = with_radius(R, [&]<int RR>() { return this->resident_blocks(columns_kernel_2d<RR, Real, Eq>); });
+    with_radius(R, [&]<int RR>() {
+      for (int k = 1; k <= most; ++k)
+        if (launch_steps(k) == k)
+          with_columns_levels<RR, Eq>(k, [&]<int KK>() {
+            if (KK == most)
+              active_clusters_ = this->resident_blocks(columns_kernel_2d<RR, KK, Real, Eq>);
+            else
+              this->allow_shared_memory(columns_kernel_2d<RR, KK, Real, Eq>);
+          });
+    });
     if (active_clusters_ == 0)
       return reason =
                  plan + ": no block fits an SM (" + std::to_string(shared_bytes_ / 1024) + " KiB of shared memory)",
@@ -279,26 +320,61 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
 
   bool records_samples() const override { return false; }
 
+  // The most levels compiled up to the plan's k and `left`.
+  int launch_steps(int left) const override {
+    int k = std::min(left, geo_.plan.k);
+    while (k > 1 && !columns_levels_compiled(this->radius_, Eq::levels, k)) --k;
+    return k;
+  }
+
   void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<2>& window,
               long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
     if (samples.count > 0) throw Error(ExitCode::internal, "a columns plan records no receivers");
+    if (launch_steps(steps) != steps)
+      throw Error(ExitCode::internal, "a columns launch of " + std::to_string(steps) + " steps (not compiled)");
     for (int a = 0; a < 2; ++a)
       geo_.axis[a].out_lo = static_cast<int>(window.lo[a]), geo_.axis[a].out_hi = static_cast<int>(window.hi[a]);
     const ClusterPlan& q = geo_.plan;
     const int kept = q.tile_x - 2 * steps * this->radius_;
     const int strips = (geo_.axis[0].out_hi - geo_.axis[0].out_lo + kept - 1) / kept;
     const int rows = geo_.axis[1].out_hi - geo_.axis[1].out_lo;
-    // Segments: the plan's rows, or as many as fill the GPU's block slots once.
-    const int segments = q.tile_y > 0 ? (rows + q.tile_y - 1) / q.tile_y : std::max(1, active_clusters_ / strips);
+    const int segments = q.tile_y > 0 ? (rows + q.tile_y - 1) / q.tile_y : fastest_segments(strips, rows, steps);
     const int segment_rows = (rows + segments - 1) / segments;
     const bool start = Eq::levels == 2 && step == 0;
+    const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
     with_radius(this->radius_, [&]<int R>() {
-      columns_kernel_2d<R, Real, Eq>
-          <<<dim3(strips, (rows + segment_rows - 1) / segment_rows), q.tile_x, shared_bytes_, stream>>>(
-              u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_,
-              ColumnFaces<Real, R>::make(geo_), steps, start, segment_rows);
+      with_columns_levels<R, Eq>(steps, [&]<int K>() {
+        launch_levels<R, K>(grid, stream, u, u_prev, out_u, out_u_prev, start, segment_rows);
+      });
     });
     HW_CUDA(cudaGetLastError());
+  }
+
+ private:
+  // Segments a strip (a plan's rows 0) that finish soonest: waves of blocks
+  // over the GPU's block slots, times a block's rows (its segment, the cone
+  // and the chunks that fill and drain the sweep). Filling the slots once
+  // is not enough: at 16384^2 (71 strips, 264 slots) 3 segments leave 51
+  // slots idle, 11 take three waves of shorter blocks.
+  int fastest_segments(int strips, int rows, int steps) const {
+    const int reach = steps * this->radius_, chunk = std::max<int>(this->radius_, 16 / sizeof(Real));
+    int best = 1;
+    double best_rows = 0;
+    for (int s = 1; s <= std::min(rows, 256); ++s) {
+      const long waves = (static_cast<long>(strips) * s + active_clusters_ - 1) / active_clusters_;
+      const double block_rows = waves * ((rows + s - 1) / s + reach + steps * chunk);
+      if (s == 1 || block_rows < best_rows) best = s, best_rows = block_rows;
+    }
+    return best;
+  }
+
+  template <int R, int K>
+  void launch_levels(dim3 grid, cudaStream_t stream, const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev,
+                     bool start, int segment_rows) {
+    const std::size_t bytes = columns_shared_bytes<Real, R>(K);
+    columns_kernel_2d<R, K, Real, Eq><<<grid, geo_.plan.tile_x, bytes, stream>>>(
+        u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, ColumnFaces<Real, R>::make(geo_),
+        start, segment_rows);
   }
 };
 

@@ -81,12 +81,18 @@ constexpr int max_levels_3d(int radius) { return radius == 1 ? 4 : radius == 2 ?
 // shared memory (the kernel object refuses plans they do not fit).
 inline constexpr int max_levels_deep = 12;
 // A columns plan's levels (kernel_2d_columns.cuh: each level's rows of a
-// column are registers, compiled for this many; fewer run the same kernel):
-// the most that fit 128 registers (two blocks an SM) with few spills:
-// heat r 1-4 12, 6, 4, 3; the waves' two levels 6, 4, 3, 3.
+// column are registers): the most that fit 128 registers (two blocks an SM)
+// with few spills: heat r 1-4 12, 6, 4, 3; the waves' two levels 6, 4, 3, 3.
 constexpr int max_levels_columns(int radius, int levels) {
   constexpr int heat[] = {12, 6, 4, 3}, wave[] = {6, 4, 3, 3};
   return levels == 1 ? heat[radius - 1] : wave[radius - 1];
+}
+// The level counts the columns kernels are compiled for: the most, and the
+// powers of two below it. A launch runs one of them (a plan's k in between
+// runs as launches of those: ClusterKernel::launch_steps).
+constexpr bool columns_levels_compiled(int radius, int levels, int k) {
+  const int most = max_levels_columns(radius, levels);
+  return k == most || (k >= 1 && k < most && (k & (k - 1)) == 0);
 }
 inline constexpr int columns_threads = 256;  // a columns block's threads at most (two blocks an SM)
 
