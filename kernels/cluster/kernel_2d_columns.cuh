@@ -117,14 +117,15 @@ __global__ void __launch_bounds__(columns_threads, 2)
   }
   int gx = 0;
   const bool stored_x = source_coordinate(ax, x + reads - tid, gx);
-  // Whether the block holds x ghosts or a Dirichlet point (its face paths).
-  const bool face_strip = __syncthreads_or(ghost_lo || ghost_hi || fixed_x);
   if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
     for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
   if (fixed_x) {
     const Real g = ax.fixed(0, x) ? faces.g[0][0] : faces.g[0][1];
     for (int b = 0; b < K * 2 * C; ++b) shared[b * W + R + tid] = g;
   }
+  // Whether the block holds x ghosts or a Dirichlet point (its face paths);
+  // the barrier also orders the writes above before the first level reads them.
+  const bool face_strip = __syncthreads_or(ghost_lo || ghost_hi || fixed_x);
 
   // Level L: the R rows before the chunk level L+1 reads, that chunk, and
   // (two levels) the chunk before it, level L+2's u^{m-1}.
