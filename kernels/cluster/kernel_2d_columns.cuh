@@ -77,7 +77,7 @@ struct ColumnFaces {
 };
 
 template <int R, int K, class Real, class Eq>
-__global__ void __launch_bounds__(columns_threads, 2)
+__global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(Real) == 8))
     columns_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
@@ -256,11 +256,11 @@ __global__ void __launch_bounds__(columns_threads, 2)
 
 namespace {
 
-// f.template operator()<K>() for k, a compiled level count of radius R:
+// f.template operator()<K>() for k, a compiled level count of radius R (and Real):
 // the most, or a power of two below it (columns_levels_compiled).
-template <int R, class Eq, class F>
+template <int R, class Real, class Eq, class F>
 void with_columns_levels(int k, F&& f) {
-  constexpr int most = max_levels_columns(R, Eq::levels);
+  constexpr int most = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
   static_assert(most <= 16, "the powers of two below the most levels: 8, 4, 2, 1");
   if (k == most)
     f.template operator()<most>();
@@ -287,7 +287,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q,
                  const ClusterMedia<2, Real>& media, std::string& reason) {
     if (!this->set_geometry(problem, domain, q, media, reason)) return false;
-    const int R = problem.radius, K = max_levels_columns(R, Eq::levels);
+    const int R = problem.radius, K = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
     const std::string plan = "columns plan (" + q.text() + ")";
     if (q.k < 1 || q.k > K || q.tile_x < 32 || q.tile_x > columns_threads || q.tile_x % 32 != 0 ||
         q.tile_x - 2 * q.k * R < 32 || q.tile_y < 0)
@@ -305,7 +305,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     with_radius(R, [&]<int RR>() {
       for (int k = 1; k <= most; ++k)
         if (launch_steps(k) == k)
-          with_columns_levels<RR, Eq>(k, [&]<int KK>() {
+          with_columns_levels<RR, Real, Eq>(k, [&]<int KK>() {
             if (KK == most)
               active_clusters_ = this->resident_blocks(columns_kernel_2d<RR, KK, Real, Eq>);
             else
@@ -324,7 +324,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   // The most levels compiled up to the plan's k and `left`.
   int launch_steps(int left) const override {
     int k = std::min(left, geo_.plan.k);
-    while (k > 1 && !columns_levels_compiled(this->radius_, Eq::levels, k)) --k;
+    while (k > 1 && !columns_levels_compiled(this->radius_, Eq::levels, sizeof(Real) == 8, k)) --k;
     return k;
   }
 
@@ -344,7 +344,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     const bool start = Eq::levels == 2 && step == 0;
     const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
     with_radius(this->radius_, [&]<int R>() {
-      with_columns_levels<R, Eq>(steps, [&]<int K>() {
+      with_columns_levels<R, Real, Eq>(steps, [&]<int K>() {
         launch_levels<R, K>(grid, stream, u, u_prev, out_u, out_u_prev, start, segment_rows);
       });
     });

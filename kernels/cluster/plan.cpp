@@ -167,7 +167,8 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
 }
 
 ClusterPlan default_columns_plan(const Problem& problem) {
-  return plan_columns(columns_threads, 0, max_levels_columns(problem.radius, problem.levels()));
+  return plan_columns(columns_threads, 0,
+                      max_levels_columns(problem.radius, problem.levels(), problem.precision == Precision::float64));
 }
 
 ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {

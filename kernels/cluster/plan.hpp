@@ -80,21 +80,26 @@ constexpr int max_levels_3d(int radius) { return radius == 1 ? 4 : radius == 2 ?
 // A deep plan's levels: its rings of 2r+1 planes a level share a block's
 // shared memory (the kernel object refuses plans they do not fit).
 inline constexpr int max_levels_deep = 12;
-// A columns plan's levels (kernel_2d_columns.cuh: each level's rows of a
-// column are registers): the most that fit 128 registers (two blocks an SM)
-// with few spills: heat r 1-4 12, 6, 4, 3; the waves' two levels 6, 4, 3, 3.
-constexpr int max_levels_columns(int radius, int levels) {
+// A columns kernel's shape (kernel_2d_columns.cuh: each level's rows of a
+// column are registers). fp32: two blocks an SM, 128 registers a thread,
+// levels heat r 1-4 12, 6, 4, 3 and the waves' two levels 6, 4, 3, 3 (the
+// most that fit with few spills). fp64: one block an SM, 255 registers,
+// 12, 6, 4, 3 for every equation (H100: heat fp64 r 1 k 8 +3-4%, the wave
+// fp64 at k 12 +8-10% over two blocks at k 6; fp32 gained 1% in heat and
+// lost in the wave: docs/performance.md).
+constexpr int columns_blocks_per_sm(bool fp64) { return fp64 ? 1 : 2; }
+constexpr int max_levels_columns(int radius, int levels, bool fp64) {
   constexpr int heat[] = {12, 6, 4, 3}, wave[] = {6, 4, 3, 3};
-  return levels == 1 ? heat[radius - 1] : wave[radius - 1];
+  return levels == 1 || fp64 ? heat[radius - 1] : wave[radius - 1];
 }
 // The level counts the columns kernels are compiled for: the most, and the
 // powers of two below it. A launch runs one of them (a plan's k in between
 // runs as launches of those: ClusterKernel::launch_steps).
-constexpr bool columns_levels_compiled(int radius, int levels, int k) {
-  const int most = max_levels_columns(radius, levels);
+constexpr bool columns_levels_compiled(int radius, int levels, bool fp64, int k) {
+  const int most = max_levels_columns(radius, levels, fp64);
   return k == most || (k >= 1 && k < most && (k & (k - 1)) == 0);
 }
-inline constexpr int columns_threads = 256;  // a columns block's threads at most (two blocks an SM)
+inline constexpr int columns_threads = 256;  // a columns block's threads at most
 
 // Plans the autotune times for a case: a short list around the built-in one.
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);

@@ -547,13 +547,20 @@ TEST(GpuCluster, DeepFamily3D) {
 TEST(GpuCluster, Columns2D) {
   for (const char* eq : {"heat", "wave", "damped_wave"})
     for (int r : radii) {
-      const int levels = std::strcmp(eq, "heat") == 0 ? 1 : 2, most = cuda::max_levels_columns(r, levels);
-      const std::string plans[] = {fmt::format("columns,256,0,{}", most), fmt::format("columns,64,9,{}", 2),
-                                   fmt::format("columns,128,5,{}", std::min(3, most)), "columns,96,0,1"};
-      for (const std::string& plan : plans) {
-        check_cluster<float>(eq, r, "[37, 29]", 7, 2, plan.c_str());
-        check_cluster<double>(eq, r, "[300, 257]", most + 1, 2, plan.c_str());
-        check_cluster<float>(eq, r, "[181, 40]", 5, 3, plan.c_str());
+      const int levels = std::strcmp(eq, "heat") == 0 ? 1 : 2;
+      for (const bool fp64 : {false, true}) {
+        const int most = cuda::max_levels_columns(r, levels, fp64);
+        const std::string plans[] = {fmt::format("columns,256,0,{}", most), fmt::format("columns,64,9,{}", 2),
+                                     fmt::format("columns,128,5,{}", std::min(3, most)), "columns,96,0,1"};
+        for (const std::string& plan : plans)
+          if (fp64) {
+            check_cluster<double>(eq, r, "[300, 257]", most + 1, 2, plan.c_str());
+            check_cluster<double>(eq, r, "[37, 29]", 7, 1, plan.c_str());
+          } else {
+            check_cluster<float>(eq, r, "[37, 29]", 7, 2, plan.c_str());
+            check_cluster<float>(eq, r, "[181, 40]", 5, 3, plan.c_str());
+            check_cluster<float>(eq, r, "[300, 257]", most + 1, 1, plan.c_str());
+          }
       }
     }
 }
