@@ -188,7 +188,6 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
         const int y = ys + chunk * C + c;
         const Real centre = cur[t - 1][c];
         Real minus[R + 1], plus[R + 1];
-#pragma unroll
         const int at = c * W + (XFaces ? reads : tid);
 #pragma unroll
         for (int j = 1; j <= R; ++j) minus[j] = xs[at - j], plus[j] = xs[at + j];

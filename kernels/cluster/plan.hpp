@@ -61,7 +61,7 @@ int shared_width(int halo, int tile_x, int pack);
 // docs/performance.md); HEATWAVE_CLUSTER_PLAN overrides it, for experiments.
 ClusterPlan default_cluster_plan(const Problem& problem);
 // A 2D case's columns plan (the config's `mode: columns` starts from it):
-// 256 threads, segments filling the GPU, the most levels compiled.
+// 256 threads, segments by the GPU, the most levels compiled (heat r 1: 8).
 ClusterPlan default_columns_plan(const Problem& problem);
 bool cluster_plan_from_environment();
 

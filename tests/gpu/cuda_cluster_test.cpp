@@ -541,7 +541,7 @@ TEST(GpuCluster, DeepFamily3D) {
 // every equation and radius, every boundary set; the most levels compiled
 // (12 and 13 steps a chunk: a full launch, and one of a single step after
 // it), k 3 (r 1-2: launches of 2 and 1 steps, the counts compiled), segments
-// filling the GPU and short ones (many, the last partial),
+// sized to the GPU and short ones (many, the last partial),
 // strips narrower than the grid (several, the last partial) and wider
 // (both x faces in one strip), one step a launch.
 TEST(GpuCluster, Columns2D) {

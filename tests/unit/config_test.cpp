@@ -268,7 +268,7 @@ TEST(UnitConfig, ClusterPlanCandidates) {
               plan.fields() + " (" + std::to_string(dims) + "D r" + std::to_string(radius) + " " + precision + ")";
           EXPECT_EQ(cuda::ClusterPlan::parse(plan.fields()), plan) << what;
           EXPECT_GE(plan.tile_x, 2 * radius) << what;
-          if (!plan.columns) EXPECT_GE(plan.tile_y, 2 * radius) << what;  // columns: 0, segments filling the GPU
+          if (!plan.columns) EXPECT_GE(plan.tile_y, 2 * radius) << what;  // columns: 0, segments sized to the GPU
           resident = resident || plan.resident;
           deep = deep || plan.deep;
           columns = columns || plan.columns;
@@ -377,11 +377,11 @@ TEST(UnitConfig, ColumnsClusterPlan) {
   EXPECT_EQ(c.run.cluster.mode, "columns");
   EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
   const Problem problem = Problem::from(c);
-  EXPECT_EQ(cuda::default_columns_plan(problem).fields(), "columns,256,0,12");  // heat r 1: 12 levels compiled
+  EXPECT_EQ(cuda::default_columns_plan(problem).fields(), "columns,256,0,8");  // heat r 1: 8 of 12 compiled
   const cuda::ClusterPlan p = cuda::config_plan(problem, c.run.cluster);
   EXPECT_TRUE(p.columns);
   EXPECT_FALSE(p.deep || p.resident);
-  EXPECT_EQ(p.text(), "columns, 256 threads, segments filling the GPU, k 9");
+  EXPECT_EQ(p.text(), "columns, 256 threads, segments sized to the GPU, k 9");
   EXPECT_EQ(p.fields(), "columns,256,0,9");
   EXPECT_EQ(cuda::ClusterPlan::parse(p.fields()), p);
   EXPECT_EQ(cuda::with_overrides(cuda::ClusterPlan{}, cuda::fixed_settings(p)).fields(), p.fields());
