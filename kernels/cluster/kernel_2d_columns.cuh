@@ -34,7 +34,7 @@
 // add in axis order, and the update the equation's: bitwise equal to the
 // other backends.
 #pragma once
-#include "kernels/cluster/common.cuh"
+#include "kernels/cluster/kernel_object.cuh"
 
 namespace heatwave::cuda {
 

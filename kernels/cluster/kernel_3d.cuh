@@ -5,6 +5,7 @@
 #pragma once
 #include "kernels/cluster/kernel_3d_deep.cuh"
 #include "kernels/cluster/kernel_3d_pipeline.cuh"
+#include "kernels/cluster/kernel_object.cuh"
 
 namespace heatwave::cuda {
 

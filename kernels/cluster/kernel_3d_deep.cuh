@@ -9,6 +9,7 @@
 
 #include "io/errors.hpp"
 #include "kernels/cluster/kernel_3d_pipeline.cuh"
+#include "kernels/cluster/kernel_object.cuh"
 
 namespace heatwave::cuda {
 
