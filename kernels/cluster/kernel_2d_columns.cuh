@@ -33,6 +33,15 @@
 // within r of a y face only. The stencil is LaplacianWeights::start, then
 // add in axis order, and the update the equation's: bitwise equal to the
 // other backends.
+//
+// What varies (Form::flux: the heat's alpha constant or in layers, its pair
+// coefficients from FluxTable; the update the same), and sources: a point's
+// pairs are its column's (layers along x: loaded once) or its row's (along
+// y: a load the warp shares). A thread whose column (the one it computes:
+// its own, or the column its ghost mirrors) holds a source point adds it as
+// the host does, Update::force before a Dirichlet point is set back to g, in
+// the general path; the block takes that path in the iterations whose rows
+// reach its sources' rows, as it does near a y face.
 #pragma once
 #include "kernels/cluster/kernel_object.cuh"
 
@@ -76,12 +85,27 @@ struct ColumnFaces {
   }
 };
 
-template <int R, int K, class Real, class Eq>
+// The rows of [lo, hi) that are row p of the axis (wrapped on a periodic
+// one): the first and the last, first > last where none.
+__device__ __forceinline__ void rows_of(const ClusterAxis& a, int p, int lo, int hi, int& first, int& last) {
+  if (!a.periodic) {
+    const bool in = p >= lo && p < hi;
+    first = in ? p : 1, last = in ? p : 0;
+    return;
+  }
+  const int up = lo - p, down = hi - 1 - p;  // first = p + ceil(up / n) n, last = p + floor(down / n) n
+  first = p + (up >= 0 ? (up + a.n - 1) / a.n : -(-up / a.n)) * a.n;
+  last = p + (down >= 0 ? down / a.n : -((-down + a.n - 1) / a.n)) * a.n;
+}
+
+template <int R, int K, class Real, class Eq, Form F>
 __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(Real) == 8))
     columns_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                      const __grid_constant__ ColumnFaces<Real, R> faces, const bool start, const int segment_rows) {
+                      const __grid_constant__ ColumnFaces<Real, R> faces, const FluxTable<2, R, Real> flux_table,
+                      const ClusterSources<Real> sources, const bool start, const int segment_rows) {
+  static_assert(F == Form::uniform || F == Form::flux, "the columns kernels take constant alpha or its table");
   constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, reach = K * R;
   constexpr bool Wave = Eq::levels == 2;
   Real* const shared = reinterpret_cast<Real*>(cluster_shared);
@@ -115,8 +139,35 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
     if (ghost_lo && x == -j) shift = faces.shift[0][0][j];
     if (ghost_hi && x == ax.n - 1 + j) shift = faces.shift[0][1][j];
   }
+  const int computed = x + reads - tid;  // the column whose values the thread computes
   int gx = 0;
-  const bool stored_x = source_coordinate(ax, x + reads - tid, gx);
+  const bool stored_x = source_coordinate(ax, computed, gx);
+  const int chunks = (y1 - ys + C - 1) / C;  // level K's last chunk ends at or past y1
+
+  // Sources: whether the thread's column holds one's point, and the rows of
+  // the block's points (its sweep's rows that wrap to them: level 1 makes
+  // rows up to K - 1 chunks past the segment's, the cone of the levels
+  // after it), block-wide.
+  __shared__ int source_rows[2];
+  const int source_x = wrapped_coordinate(ax, computed);
+  bool sourced = false;
+  if (sources.count > 0) {
+    if (tid == 0) source_rows[0] = INT_MAX, source_rows[1] = INT_MIN;
+    __syncthreads();
+    int lo = INT_MAX, hi = INT_MIN;
+    for (int e = 0; e < sources.count; ++e) {
+      const SourceEntry<Real> point = sources.points[e];
+      int first, last;
+      rows_of(ay, point.i[1], ys, ys + (chunks + K) * C, first, last);
+      if (point.i[0] != source_x || first > last) continue;
+      sourced = true, lo = min(lo, first), hi = max(hi, last);
+    }
+    if (sourced) atomicMin(&source_rows[0], lo), atomicMax(&source_rows[1], hi);
+  }
+  // Form::flux, layers along x: the column's pairs (along y: each row's, as it is computed).
+  [[maybe_unused]] FluxLane<2, R, Real> column_pairs{};
+  if constexpr (F == Form::flux)
+    if (flux_table.axis == 0) column_pairs = flux_table.lane(geo, {computed, 0});
   if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
     for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
   if (fixed_x) {
@@ -126,6 +177,8 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // Whether the block holds x ghosts or a Dirichlet point (its face paths);
   // the barrier also orders the writes above before the first level reads them.
   const bool face_strip = __syncthreads_or(ghost_lo || ghost_hi || fixed_x);
+  const int source_lo = sources.count > 0 ? source_rows[0] : INT_MAX;
+  const int source_hi = sources.count > 0 ? source_rows[1] : INT_MIN;
 
   // Level L: the R rows before the chunk level L+1 reads, that chunk, and
   // (two levels) the chunk before it, level L+2's u^{m-1}.
@@ -165,7 +218,6 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   Real ahead[C], ahead_prev[C];
   load_chunk(u, 0, ahead);
   if constexpr (Wave) load_chunk(u_prev, -1, ahead_prev);
-  const int chunks = (y1 - ys + C - 1) / C;  // level K's last chunk ends at or past y1
   for (int i = 0; i < chunks + K; ++i) {
     Real made[C], older[C];  // level t-1's newest chunk; (two levels) level t-2's chunk at level t's rows
 #pragma unroll
@@ -174,9 +226,10 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
       load_chunk(u, i + 1, ahead);
       if constexpr (Wave) load_chunk(u_prev, i, ahead_prev);
     }
-    // Level t (a constant: each level's registers are its own). YFaces: the
-    // rows lie within r of a y face; XFaces: the block makes x ghosts.
-    auto level = [&]<bool YFaces, bool XFaces, int t>() {
+    // Level t (a constant: each level's registers are its own). General: the
+    // rows lie within r of a y face or hold a source point; XFaces: the
+    // block makes x ghosts.
+    auto level = [&]<bool General, bool XFaces, int t>() {
       const int chunk = i - t;
       const Real* xs = buffer(t - 1, chunk & 1);
       // Level t-1's rows: chunk row k in [-R, C + R) of the window.
@@ -191,11 +244,24 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
         const int at = c * W + (XFaces ? reads : tid);
 #pragma unroll
         for (int j = 1; j <= R; ++j) minus[j] = xs[at - j], plus[j] = xs[at + j];
-        Real lap_value = lap.add(0, lap.start(centre), minus, plus);
+        // The operator, x terms first (the flux form: FluxPairs' order, axes then j).
+        using Pairs = FluxPairs<2, R, Real>;
+        [[maybe_unused]] FluxLane<2, R, Real> k;
+        Real lap_value;
+        if constexpr (F == Form::flux) {
+          k = flux_table.axis == 1 ? flux_table.lane(geo, {computed, y}) : column_pairs;
+          lap_value = 0;
+#pragma unroll
+          for (int j = 1; j <= R; ++j)
+            lap_value =
+                Pairs::add_pair_terms(lap_value, centre, k.plus[0][j - 1], plus[j], k.minus[0][j - 1], minus[j]);
+        } else {
+          lap_value = lap.add(0, lap.start(centre), minus, plus);
+        }
 #pragma unroll
         for (int j = 1; j <= R; ++j) minus[j] = row(c - j), plus[j] = row(c + j);
         bool fixed_y = false;
-        if (YFaces) {
+        if (General) {
           // y ghosts: row d from a face mirrors the rows past it from the
           // window (static offsets: the window stays in registers).
 #pragma unroll
@@ -207,7 +273,14 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
             }
           fixed_y = ay.fixed(0, y) || ay.fixed(1, y);
         }
-        lap_value = lap.add(1, lap_value, minus, plus);
+        if constexpr (F == Form::flux) {
+#pragma unroll
+          for (int j = 1; j <= R; ++j)
+            lap_value =
+                Pairs::add_pair_terms(lap_value, centre, k.plus[1][j - 1], plus[j], k.minus[1][j - 1], minus[j]);
+        } else {
+          lap_value = lap.add(1, lap_value, minus, plus);
+        }
         Real next;
         if constexpr (!Wave)
           next = up.step(centre, centre, lap_value);
@@ -215,6 +288,15 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
           next = up.start(centre, older[c], lap_value);
         else
           next = up.step(centre, older[c], lap_value);
+        if (General && sourced) {  // config order, f(t_n) of the launch's step t - 1
+          const int source_y = wrapped_coordinate(ay, y);
+          for (int e = 0; e < sources.count; ++e) {
+            const SourceEntry<Real> point = sources.points[e];
+            if (point.i[0] == source_x && point.i[1] == source_y)
+              next = up.force(next, fused(sources.factors[(t - 1) * sources.sources + point.source], point.q, Real(0)),
+                              starting);
+          }
+        }
         out[c] = fixed_y ? faces.g[1][y == 0 ? 0 : 1] : next;
       }
       // Shift level t-1's window; (two levels) its chunk before cur becomes level t+1's u^{m-1}.
@@ -236,14 +318,15 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
         publish(buffer(t, chunk & 1), out, XFaces);
       }
     };
-    auto levels = [&]<bool YFaces, bool XFaces, int... T>(std::integer_sequence<int, T...>) {
+    auto levels = [&]<bool General, bool XFaces, int... T>(std::integer_sequence<int, T...>) {
       publish(buffer(0, i & 1), made, XFaces);
-      (level.template operator()<YFaces, XFaces, T + 1>(), ...);
+      (level.template operator()<General, XFaces, T + 1>(), ...);
     };
     // The rows the levels compute this iteration, [ys + (i - K) C, ys + i C):
     // a block-uniform choice of path.
     const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;
-    if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R))
+    if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R) ||
+        (rows_lo <= source_hi && rows_hi > source_lo))
       levels.template operator()<true, true>(std::make_integer_sequence<int, K>{});
     else if (face_strip)
       levels.template operator()<false, true>(std::make_integer_sequence<int, K>{});
@@ -253,27 +336,40 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   }
 }
 
-namespace {
-
-// f.template operator()<K>() for k, a compiled level count of radius R (and Real):
-// the most, or a power of two below it (columns_levels_compiled).
-template <int R, class Real, class Eq, class F>
-void with_columns_levels(int k, F&& f) {
-  constexpr int most = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
-  static_assert(most <= 16, "the powers of two below the most levels: 8, 4, 2, 1");
-  if (k == most)
-    f.template operator()<most>();
-  else if (k == 8 && most > 8)
-    f.template operator()<(most > 8 ? 8 : 1)>();
-  else if (k == 4 && most > 4)
-    f.template operator()<(most > 4 ? 4 : 1)>();
-  else if (k == 2 && most > 2)
-    f.template operator()<(most > 2 ? 2 : 1)>();
-  else if (k == 1 && most > 1)
-    f.template operator()<1>();
-  else
-    throw Error(ExitCode::internal, "no columns kernel of " + std::to_string(k) + " levels");
+// The columns kernels of a form, radius, precision and equation, by level
+// count: those compiled (columns_levels_compiled), null elsewhere.
+template <int R, class Real, class Eq>
+using ColumnsKernel2D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>,
+                                 LaplacianWeights<2, R, Real>, typename Eq::template Update<Real>, ColumnFaces<Real, R>,
+                                 FluxTable<2, R, Real>, ClusterSources<Real>, bool, int);
+template <int R, class Real, class Eq>
+struct ColumnsKernels2D {
+  static constexpr int most = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
+  ColumnsKernel2D<R, Real, Eq> by_levels[most + 1] = {};
+};
+template <int R, class Real, class Eq, Form F>
+ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
+  ColumnsKernels2D<R, Real, Eq> kernels;
+  [&]<int... K>(std::integer_sequence<int, K...>) {
+    auto add = [&]<int L>() {
+      if constexpr (columns_levels_compiled(R, Eq::levels, sizeof(Real) == 8, L))
+        kernels.by_levels[L] = columns_kernel_2d<R, L, Real, Eq, F>;
+    };
+    (add.template operator()<K + 1>(), ...);
+  }
+  (std::make_integer_sequence<int, ColumnsKernels2D<R, Real, Eq>::most>{});
+  return kernels;
 }
+// A form's columns kernels (r 1-4) of a precision and equation: declared
+// (`which`: extern) in the unit of the columns object, built (`which`
+// empty) in a unit of their own (CMakeLists.txt generates both).
+#define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, Real, Eq, F)                         \
+  which template ColumnsKernels2D<1, Real, Eq> columns_kernels_2d<1, Real, Eq, F>(); \
+  which template ColumnsKernels2D<2, Real, Eq> columns_kernels_2d<2, Real, Eq, F>(); \
+  which template ColumnsKernels2D<3, Real, Eq> columns_kernels_2d<3, Real, Eq, F>(); \
+  which template ColumnsKernels2D<4, Real, Eq> columns_kernels_2d<4, Real, Eq, F>();
+
+namespace {
 
 // The kernel object of a columns plan: checks the plan against the case and
 // the device, and launches a block a strip and segment.
@@ -294,22 +390,18 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
                       (Eq::levels == 2 ? " (two levels)" : "") + ", threads a multiple of 32 up to " +
                       std::to_string(columns_threads) + " keeping 32 columns past the 2 k r of halo, rows >= 0",
              false;
-    if (this->flux_ || this->pointwise_ || this->source_count_ > 0)
-      return reason = plan + " runs constant coefficients without sources (the streaming plans run media and sources)",
+    if (this->pointwise_ || !this->flux_pairs_.empty())
+      return reason = plan + " runs alpha constant or in layers, and constant wave coefficients (the streaming plans " +
+                      "run a file's alpha and the waves' c and gamma)",
              false;
     threads_x_ = q.tile_x, threads_y_ = 1;
-    const int most = launch_steps(q.k);  // the most levels a launch runs
-    with_radius(R, [&]<int RR>() { shared_bytes_ = columns_shared_bytes<Real, RR>(most); });
+    with_radius(R, [&]<int RR>() { shared_bytes_ = columns_shared_bytes<Real, RR>(launch_steps(q.k)); });
     if (!this->fits_device(reason)) return false;
-    with_radius(R, [&]<int RR>() {
-      for (int k = 1; k <= most; ++k)
+    active_clusters_ = INT_MAX;  // the fewest of any kernel the plan's launches may run
+    with_kernels([&]<int RR>(const ColumnsKernels2D<RR, Real, Eq>& kernels) {
+      for (int k = 1; k <= q.k; ++k)
         if (launch_steps(k) == k)
-          with_columns_levels<RR, Real, Eq>(k, [&]<int KK>() {
-            if (KK == most)
-              active_clusters_ = this->resident_blocks(columns_kernel_2d<RR, KK, Real, Eq>);
-            else
-              this->allow_shared_memory(columns_kernel_2d<RR, KK, Real, Eq>);
-          });
+          active_clusters_ = std::min(active_clusters_, this->resident_blocks(kernels.by_levels[k]));
     });
     if (active_clusters_ == 0)
       return reason =
@@ -338,26 +430,39 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     const int kept = q.tile_x - 2 * steps * this->radius_;
     const int strips = (geo_.axis[0].out_hi - geo_.axis[0].out_lo + kept - 1) / kept;
     const int rows = geo_.axis[1].out_hi - geo_.axis[1].out_lo;
-    const int segments = q.tile_y > 0 ? (rows + q.tile_y - 1) / q.tile_y : fastest_segments(strips, rows, steps);
-    const int segment_rows = (rows + segments - 1) / segments;
+    const ClusterSources<Real> sources = this->sources(step, steps, stream);
     const bool start = Eq::levels == 2 && step == 0;
-    const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
-    with_radius(this->radius_, [&]<int R>() {
-      with_columns_levels<R, Real, Eq>(steps, [&]<int K>() {
-        launch_levels<R, K>(grid, stream, u, u_prev, out_u, out_u_prev, start, segment_rows);
-      });
+    with_kernels([&]<int R>(const ColumnsKernels2D<R, Real, Eq>& kernels) {
+      const int segments = q.tile_y > 0 ? (rows + q.tile_y - 1) / q.tile_y
+                                        : fastest_segments(strips, rows, steps, columns_chunk<Real, R>);
+      const int segment_rows = (rows + segments - 1) / segments;
+      const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
+      kernels.by_levels[steps]<<<grid, q.tile_x, columns_shared_bytes<Real, R>(steps), stream>>>(
+          u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, ColumnFaces<Real, R>::make(geo_),
+          this->template flux_table<R>(), sources, start, segment_rows);
     });
     HW_CUDA(cudaGetLastError());
   }
 
  private:
+  // f.template operator()<R>(kernels) with the case's radius and form's
+  // kernels (the flux form only for an equation with a flux coefficient).
+  template <class Fn>
+  void with_kernels(Fn&& f) const {
+    with_radius(this->radius_, [&]<int R>() {
+      if constexpr (Eq::flux_coefficient != nullptr)
+        if (this->flux_) return f.template operator()<R>(columns_kernels_2d<R, Real, Eq, Form::flux>());
+      f.template operator()<R>(columns_kernels_2d<R, Real, Eq, Form::uniform>());
+    });
+  }
+
   // Segments a strip (a plan's rows 0) that finish soonest: waves of blocks
   // over the GPU's block slots, times a block's rows (its segment, the cone
-  // and the chunks that fill and drain the sweep). Filling the slots once
-  // is not enough: at 16384^2 (71 strips, 264 slots) 3 segments leave 51
-  // slots idle, 11 take three waves of shorter blocks.
-  int fastest_segments(int strips, int rows, int steps) const {
-    const int reach = steps * this->radius_, chunk = std::max<int>(this->radius_, 16 / sizeof(Real));
+  // and the chunks of `chunk` rows that fill and drain the sweep). Filling
+  // the slots once is not enough: at 16384^2 (71 strips, 264 slots) 3
+  // segments leave 51 slots idle, 11 take three waves of shorter blocks.
+  int fastest_segments(int strips, int rows, int steps, int chunk) const {
+    const int reach = steps * this->radius_;
     int best = 1;
     double best_rows = 0;
     for (int s = 1; s <= std::min(rows, 256); ++s) {
@@ -367,23 +472,14 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     }
     return best;
   }
-
-  template <int R, int K>
-  void launch_levels(dim3 grid, cudaStream_t stream, const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev,
-                     bool start, int segment_rows) {
-    const std::size_t bytes = columns_shared_bytes<Real, R>(K);
-    columns_kernel_2d<R, K, Real, Eq><<<grid, geo_.plan.tile_x, bytes, stream>>>(
-        u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, ColumnFaces<Real, R>::make(geo_),
-        start, segment_rows);
-  }
 };
 
 }  // namespace
 
 // The kernel object of a columns plan (null, with `reason`, where it cannot
 // run): declared (`which`: extern) in the unit of the 2D kernel objects,
-// built with its kernels (`which` empty) in a unit of its own a precision
-// and equation (CMakeLists.txt generates both).
+// built with its uniform form's kernels (`which` empty) in a unit of its own
+// a precision and equation (CMakeLists.txt generates both).
 template <class Real, class Eq>
 std::unique_ptr<ClusterKernel<2, Real>> make_columns_kernel_2d(const Problem& problem, const LocalDomain<2>& domain,
                                                                const ClusterPlan& plan,

@@ -355,7 +355,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
 #pragma unroll
       for (int k = 1; k <= R; ++k) left_x[j][k] = mid[j * W - k], right_x[j][k] = mid[j * W + V - 1 + k];
     // u^{m-1}: level t-2 at p (t = 1: the loaded u^{n-1}, its plane made r iterations ago).
-    Vec before[NY];
+    [[maybe_unused]] Vec before[NY];  // two levels only
     if constexpr (two_levels) {
       if (Levels > 0 && t >= 2) {
         before[0] = window[t - 2][0];

@@ -240,9 +240,9 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
     for (int k : R == 1 ? std::vector<int>{4, 5, 6} : std::vector<int>{2, 3}) add(plan_deep(f64 ? 32 : 64, 32, k));
     return out;
   }
-  // The columns family (constant coefficients; the kernel object refuses
-  // media and sources): its built-in plan, the most levels compiled, and
-  // two thirds of them.
+  // The columns family (the kernel object refuses a file's alpha and the
+  // waves' media): its built-in plan, the most levels compiled, and two
+  // thirds of them.
   const ClusterPlan columns = default_columns_plan(problem);
   const int most = max_levels_columns(R, problem.levels(), f64);
   add(columns);

@@ -25,9 +25,9 @@ namespace heatwave::cuda {
 // level's tile edges go to the neighbouring tiles through global memory at
 // a grid-wide barrier every r planes (cluster and tile_z are not used).
 // Columns (2D, kernel_2d_columns.cuh): a block of tile_x threads, one a
-// column, streams a segment of tile_y rows (0: as many segments as fill the
-// GPU once) k levels deep, each column's rows in registers (cluster_y and
-// threads_y are not used).
+// column, streams a segment of tile_y rows (0: the count that finishes
+// soonest on the GPU) k levels deep, each column's rows in registers
+// (cluster_y and threads_y are not used).
 struct ClusterPlan {
   int cluster_x = 1, cluster_y = 1;
   int tile_x = 0, tile_y = 0, tile_z = 0;

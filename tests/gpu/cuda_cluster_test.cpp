@@ -565,6 +565,35 @@ TEST(GpuCluster, Columns2D) {
     }
 }
 
+// The columns family with what varies: the heat's alpha in layers across x
+// (a column's pairs) and across y (a row's), point sources (the general path
+// in the iterations that reach their rows; near a corner, where their points
+// wrap on periodic axes and x ghosts mirror them), and both; the most
+// levels with a launch of one step after them, k 3 (launches of 2 and 1) in
+// short segments, and one step a launch.
+TEST(GpuCluster, ColumnsMediaAndSources2D) {
+  for (int r : radii)
+    for (const bool fp64 : {false, true})
+      for (const char* eq : {"heat", "wave", "damped_wave"}) {
+        const bool heat = std::strcmp(eq, "heat") == 0;
+        const int most = cuda::max_levels_columns(r, heat ? 1 : 2, fp64);
+        const std::string plans[] = {fmt::format("columns,256,0,{}", most),
+                                     fmt::format("columns,64,9,{}", std::min(3, most)), "columns,96,0,1"};
+        const char* precision = fp64 ? "float64" : "float32";
+        const std::string grid = fp64 ? "[300, 257]" : "[37, 29]";
+        std::vector<std::string> cases = {point_sources(eq, 2, precision, r, grid)};
+        if (heat)
+          for (const char* axis : {"x", "y"})
+            cases.push_back(alpha_layers(axis)), cases.push_back(alpha_layers(axis) + cases[0]);
+        for (const std::string& plan : plans)
+          for (const std::string& extra : cases)
+            if (fp64)
+              check_cluster<double>(eq, r, grid, most + 1, 2, plan.c_str(), extra);
+            else
+              check_cluster<float>(eq, r, grid, most + 1, 3, plan.c_str(), extra);
+      }
+}
+
 TEST(GpuCluster, Heat3D) {
   for (const char* plan : plans_3d)
     for (int r : radii) {
@@ -622,10 +651,11 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
 
 // A plan the device cannot run: the backend is cuda, and the reason names why.
 template <int D, class Real>
-void expect_fallback(const char* plan, int radius, const char* grid, const char* fragment) {
+void expect_fallback(const char* plan, int radius, const char* grid, const char* fragment, const char* eq = "heat",
+                     const std::string& extra = "") {
   const PlanOverride override_plan(plan);
-  const Problem p =
-      test::gpu_case("heat", D, std::is_same_v<Real, float> ? "float32" : "float64", radius, "dirichlet", grid);
+  const Problem p = test::gpu_case(eq, D, std::is_same_v<Real, float> ? "float32" : "float64", radius, "dirichlet",
+                                   grid, "{type: constant, value: 0}", extra);
   Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
   const auto chosen = test::cluster_backend<D, Real>(p, decomposition.template local_domain<D>());
   EXPECT_EQ(chosen.backend->name(), "cuda") << plan;
@@ -651,6 +681,11 @@ TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<2, float>("columns,256,0,13", 1, "[37, 29]", "k from 1 to 12 for radius 1");
   expect_fallback<2, double>("columns,48,0,2", 1, "[37, 29]", "threads a multiple of 32");
   expect_fallback<2, float>("columns,32,0,1", 1, "[37, 29]", "keeping 32 columns past the 2 k r of halo");
+  // and the media they do not take: a file's alpha, the waves' c (the streaming plans do).
+  expect_fallback<2, float>("columns,256,0,4", 1, "[37, 29]", "runs alpha constant or in layers", "heat",
+                            alpha_file({37, 29}));
+  expect_fallback<2, double>("columns,256,0,4", 2, "[37, 29]", "runs alpha constant or in layers", "wave",
+                             wave_layers("x", false));
 }
 
 }  // namespace
