@@ -358,18 +358,37 @@ template <int D, int R, class Real>
 struct alignas(16) FluxEntry {
   FluxLane<D, R, Real> k;
 };
+// The entries reach flux_table_pad points past the stored ones at both
+// ends, made for those coordinates as they are (flux_lane wraps or clamps
+// them): a kernel whose points stay within that reach indexes the table by
+// the coordinate itself (entry: no wrapping or clamping a point).
+inline constexpr int flux_table_pad = 64;
 template <int D, int R, class Real>
 struct FluxTable {
-  const FluxEntry<D, R, Real>* at = nullptr;  // [c - lo], c the stored coordinate along `axis`; null: none
+  const FluxEntry<D, R, Real>* at = nullptr;  // [c - lo], c the coordinate along `axis`; null: none
   int axis = 0, lo = 0;
   __device__ const FluxLane<D, R, Real>& lane(const ClusterGeometry<D>& geo, const int (&c)[D]) const {
     int along = stored_coordinate(geo.axis[0], c[0]);
 #pragma unroll
     for (int a = 1; a < D; ++a)
       if (axis == a) along = stored_coordinate(geo.axis[a], c[a]);
-    return at[along - lo].k;
+    return entry(along);
   }
+  __device__ const FluxLane<D, R, Real>& entry(int c) const { return at[c - lo].k; }
 };
+// An entry's pairs by 16-byte loads (a FluxLane of scalars loads one at a time).
+template <int D, int R, class Real>
+__device__ __forceinline__ FluxLane<D, R, Real> load_flux_entry(const FluxEntry<D, R, Real>* entry) {
+  constexpr int vectors = sizeof(FluxEntry<D, R, Real>) / sizeof(uint4);
+  static_assert(sizeof(FluxEntry<D, R, Real>) % sizeof(uint4) == 0);
+  union {
+    FluxEntry<D, R, Real> entry;
+    uint4 v[vectors];
+  } loaded;
+#pragma unroll
+  for (int i = 0; i < vectors; ++i) loaded.v[i] = __ldg(reinterpret_cast<const uint4*>(entry) + i);
+  return loaded.entry.k;
+}
 // Entry k: the K of the point lo + k along the axis (0 along the others).
 template <int D, int R, class Real>
 __global__ void __launch_bounds__(256) make_flux_table(FluxEntry<D, R, Real>* table, const FluxPairs<D, R, Real> f,

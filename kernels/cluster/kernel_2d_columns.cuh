@@ -36,8 +36,9 @@
 //
 // What varies (Form::flux: the heat's alpha constant or in layers, its pair
 // coefficients from FluxTable; the update the same), and sources: a point's
-// pairs are its column's (layers along x: loaded once) or its row's (along
-// y: a load the warp shares). A thread whose column (the one it computes:
+// pairs are its column's (layers along x) or its row's (along y: a load the
+// warp shares), from the table by the coordinate itself (it reaches past
+// the points the levels make). A thread whose column (the one it computes:
 // its own, or the column its ghost mirrors) holds a source point adds it as
 // the host does, Update::force before a Dirichlet point is set back to g, in
 // the general path; the block takes that path in the iterations whose rows
@@ -106,6 +107,8 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
                       const __grid_constant__ ColumnFaces<Real, R> faces, const FluxTable<2, R, Real> flux_table,
                       const ClusterSources<Real> sources, const bool start, const int segment_rows) {
   static_assert(F == Form::uniform || F == Form::flux, "the columns kernels take constant alpha or its table");
+  // The rows the levels make reach K r + (K + 1) C past the window: the layers' table's entries by row.
+  static_assert(K * R + (K + 1) * columns_chunk<Real, R> <= flux_table_pad);
   constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, reach = K * R;
   constexpr bool Wave = Eq::levels == 2;
   Real* const shared = reinterpret_cast<Real*>(cluster_shared);
@@ -164,10 +167,13 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
     }
     if (sourced) atomicMin(&source_rows[0], lo), atomicMax(&source_rows[1], hi);
   }
-  // Form::flux, layers along x: the column's pairs (along y: each row's, as it is computed).
-  [[maybe_unused]] FluxLane<2, R, Real> column_pairs{};
+  // Form::flux: the point's pairs at pairs[y pair_rows], the row's (layers
+  // along y) or the column's (along x: the same entry each row). No choice
+  // a level: one straight iteration, whose loads the compiler hoists.
+  [[maybe_unused]] const FluxEntry<2, R, Real>* pairs = nullptr;
+  [[maybe_unused]] int pair_rows = 0;
   if constexpr (F == Form::flux)
-    if (flux_table.axis == 0) column_pairs = flux_table.lane(geo, {computed, 0});
+    pairs = flux_table.at - flux_table.lo + (flux_table.axis == 1 ? 0 : computed), pair_rows = flux_table.axis;
   if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
     for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
   if (fixed_x) {
@@ -249,7 +255,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
         [[maybe_unused]] FluxLane<2, R, Real> k;
         Real lap_value;
         if constexpr (F == Form::flux) {
-          k = flux_table.axis == 1 ? flux_table.lane(geo, {computed, y}) : column_pairs;
+          k = load_flux_entry(pairs + y * pair_rows);
           lap_value = 0;
 #pragma unroll
           for (int j = 1; j <= R; ++j)
