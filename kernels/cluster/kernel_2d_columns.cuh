@@ -42,7 +42,9 @@
 // its own, or the column its ghost mirrors) holds a source point adds it as
 // the host does, Update::force before a Dirichlet point is set back to g, in
 // the general path; the block takes that path in the iterations whose rows
-// reach its sources' rows, as it does near a y face.
+// reach its sources' rows, as it does near a y face. Kernels with sources
+// are their own (Sources): the values that find them, held through the
+// sweep, cost the kernels without 5-7% (H100, heat fp64 r 1).
 #pragma once
 #include "kernels/cluster/kernel_object.cuh"
 
@@ -99,7 +101,7 @@ __device__ __forceinline__ void rows_of(const ClusterAxis& a, int p, int lo, int
   last = p + (down >= 0 ? down / a.n : -((-down + a.n - 1) / a.n)) * a.n;
 }
 
-template <int R, int K, class Real, class Eq, Form F>
+template <int R, int K, class Real, class Eq, Form F, bool Sources>
 __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(Real) == 8))
     columns_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
@@ -152,9 +154,9 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // rows up to K - 1 chunks past the segment's, the cone of the levels
   // after it), block-wide.
   __shared__ int source_rows[2];
-  const int source_x = wrapped_coordinate(ax, computed);
-  bool sourced = false;
-  if (sources.count > 0) {
+  [[maybe_unused]] const int source_x = Sources ? wrapped_coordinate(ax, computed) : 0;
+  [[maybe_unused]] bool sourced = false;
+  if constexpr (Sources) {
     if (tid == 0) source_rows[0] = INT_MAX, source_rows[1] = INT_MIN;
     __syncthreads();
     int lo = INT_MAX, hi = INT_MIN;
@@ -183,8 +185,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // Whether the block holds x ghosts or a Dirichlet point (its face paths);
   // the barrier also orders the writes above before the first level reads them.
   const bool face_strip = __syncthreads_or(ghost_lo || ghost_hi || fixed_x);
-  const int source_lo = sources.count > 0 ? source_rows[0] : INT_MAX;
-  const int source_hi = sources.count > 0 ? source_rows[1] : INT_MIN;
+  [[maybe_unused]] const int source_lo = Sources ? source_rows[0] : 0, source_hi = Sources ? source_rows[1] : 0;
 
   // Level L: the R rows before the chunk level L+1 reads, that chunk, and
   // (two levels) the chunk before it, level L+2's u^{m-1}.
@@ -294,7 +295,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
           next = up.start(centre, older[c], lap_value);
         else
           next = up.step(centre, older[c], lap_value);
-        if (General && sourced) {  // config order, f(t_n) of the launch's step t - 1
+        if (Sources && General && sourced) {  // config order, f(t_n) of the launch's step t - 1
           const int source_y = wrapped_coordinate(ay, y);
           for (int e = 0; e < sources.count; ++e) {
             const SourceEntry<Real> point = sources.points[e];
@@ -332,7 +333,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
     // a block-uniform choice of path.
     const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;
     if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R) ||
-        (rows_lo <= source_hi && rows_hi > source_lo))
+        (Sources && rows_lo <= source_hi && rows_hi > source_lo))
       levels.template operator()<true, true>(std::make_integer_sequence<int, K>{});
     else if (face_strip)
       levels.template operator()<false, true>(std::make_integer_sequence<int, K>{});
@@ -353,27 +354,28 @@ struct ColumnsKernels2D {
   static constexpr int most = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
   ColumnsKernel2D<R, Real, Eq> by_levels[most + 1] = {};
 };
-template <int R, class Real, class Eq, Form F>
+template <int R, class Real, class Eq, Form F, bool Sources>
 ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   ColumnsKernels2D<R, Real, Eq> kernels;
   [&]<int... K>(std::integer_sequence<int, K...>) {
     auto add = [&]<int L>() {
       if constexpr (columns_levels_compiled(R, Eq::levels, sizeof(Real) == 8, L))
-        kernels.by_levels[L] = columns_kernel_2d<R, L, Real, Eq, F>;
+        kernels.by_levels[L] = columns_kernel_2d<R, L, Real, Eq, F, Sources>;
     };
     (add.template operator()<K + 1>(), ...);
   }
   (std::make_integer_sequence<int, ColumnsKernels2D<R, Real, Eq>::most>{});
   return kernels;
 }
-// A form's columns kernels (r 1-4) of a precision and equation: declared
-// (`which`: extern) in the unit of the columns object, built (`which`
-// empty) in a unit of their own (CMakeLists.txt generates both).
-#define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, Real, Eq, F)                         \
-  which template ColumnsKernels2D<1, Real, Eq> columns_kernels_2d<1, Real, Eq, F>(); \
-  which template ColumnsKernels2D<2, Real, Eq> columns_kernels_2d<2, Real, Eq, F>(); \
-  which template ColumnsKernels2D<3, Real, Eq> columns_kernels_2d<3, Real, Eq, F>(); \
-  which template ColumnsKernels2D<4, Real, Eq> columns_kernels_2d<4, Real, Eq, F>();
+// A form's columns kernels (r 1-4) of a precision and equation, with
+// sources or without: declared (`which`: extern) in the unit of the columns
+// object, built (`which` empty) in a unit of their own (CMakeLists.txt
+// generates both).
+#define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, Real, Eq, F, S)                         \
+  which template ColumnsKernels2D<1, Real, Eq> columns_kernels_2d<1, Real, Eq, F, S>(); \
+  which template ColumnsKernels2D<2, Real, Eq> columns_kernels_2d<2, Real, Eq, F, S>(); \
+  which template ColumnsKernels2D<3, Real, Eq> columns_kernels_2d<3, Real, Eq, F, S>(); \
+  which template ColumnsKernels2D<4, Real, Eq> columns_kernels_2d<4, Real, Eq, F, S>();
 
 namespace {
 
@@ -451,14 +453,18 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   }
 
  private:
-  // f.template operator()<R>(kernels) with the case's radius and form's
-  // kernels (the flux form only for an equation with a flux coefficient).
+  // f.template operator()<R>(kernels) with the case's radius, form and
+  // sources (the flux form only for an equation with a flux coefficient).
   template <class Fn>
   void with_kernels(Fn&& f) const {
     with_radius(this->radius_, [&]<int R>() {
+      auto with_sources = [&]<Form F>() {
+        if (this->source_count_ > 0) return f.template operator()<R>(columns_kernels_2d<R, Real, Eq, F, true>());
+        f.template operator()<R>(columns_kernels_2d<R, Real, Eq, F, false>());
+      };
       if constexpr (Eq::flux_coefficient != nullptr)
-        if (this->flux_) return f.template operator()<R>(columns_kernels_2d<R, Real, Eq, Form::flux>());
-      f.template operator()<R>(columns_kernels_2d<R, Real, Eq, Form::uniform>());
+        if (this->flux_) return with_sources.template operator()<Form::flux>();
+      with_sources.template operator()<Form::uniform>();
     });
   }
 
@@ -484,8 +490,8 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
 
 // The kernel object of a columns plan (null, with `reason`, where it cannot
 // run): declared (`which`: extern) in the unit of the 2D kernel objects,
-// built with its uniform form's kernels (`which` empty) in a unit of its own
-// a precision and equation (CMakeLists.txt generates both).
+// built with its uniform form's kernels without sources (`which` empty) in
+// a unit of its own a precision and equation (CMakeLists.txt generates both).
 template <class Real, class Eq>
 std::unique_ptr<ClusterKernel<2, Real>> make_columns_kernel_2d(const Problem& problem, const LocalDomain<2>& domain,
                                                                const ClusterPlan& plan,
