@@ -76,6 +76,8 @@ const auto process_start = std::chrono::steady_clock::now();
 
 void debug_line(const std::string& what) { spdlog::debug(what); }
 
+void warning_line(const std::string& what) { spdlog::warn(what); }
+
 void startup_progress(const std::string& what) {
   static double last = 0;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - process_start).count();

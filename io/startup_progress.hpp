@@ -10,7 +10,9 @@ namespace heatwave {
 // stays silent). Long start-up stages call it as they go.
 void startup_progress(const std::string& what);
 
-// A debug line (--log-level debug), for units that do not compile spdlog.
+// A debug line (--log-level debug), and a warning, for units that do not
+// compile spdlog.
 void debug_line(const std::string& what);
+void warning_line(const std::string& what);
 
 }  // namespace heatwave

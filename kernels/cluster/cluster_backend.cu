@@ -125,7 +125,16 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       bool exchanged = false;
       for (int a = 0; a < D; ++a) exchanged = exchanged || domain.exchanged[a][0] || domain.exchanged[a][1];
       const std::string key = ClusterPlanCache::key(current_device().name, problem_, owned, exchanged);
-      if (auto cached = cache.find(key)) {
+      std::optional<ClusterPlan> cached = cache.find(key);
+      std::string why;
+      if (cached && !cached->baseline() && !make_cluster_kernel<Real>(problem_, domain, *cached, media(), why)) {
+        // Cached by another build, or for a case this key does not tell
+        // apart, and refused here: tuned again, not the baseline kernel.
+        warning_line("the cached cluster plan (" + cached->text() + ") cannot run this case (" + why +
+                     "): tuning again");
+        cached.reset();
+      }
+      if (cached) {
         plan = *cached, origin = "cached in " + cache.path();
       } else if (auto tuned = autotune(origin)) {
         plan = tuned->first;

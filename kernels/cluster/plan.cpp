@@ -301,13 +301,15 @@ std::string ClusterPlanCache::key(const std::string& device, const Problem& prob
 
 std::string ClusterPlanCache::media_key(const Problem& problem) {
   // What sets the kernels' form and its cost: each coefficient's medium
-  // (layers by axis: the pairs a pack shares differ) and absorbing faces.
+  // (layers by axis: the pairs a pack shares differ), absorbing faces and
+  // sources (kernels of their own in the columns family).
   std::string key;
   for (const auto& [name, medium] : problem.material) {
     key += "|" + name + ":" + to_string(medium.type);
     if (medium.type == MediumType::layers) key += "xyz"[medium.axis];
   }
-  return has_absorbing_faces(problem) ? key + "|absorbing" : key;
+  if (has_absorbing_faces(problem)) key += "|absorbing";
+  return problem.sources.empty() ? key : key + "|sources";
 }
 
 bool cluster_flux_tiles(const Problem& problem) {

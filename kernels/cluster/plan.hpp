@@ -125,7 +125,8 @@ class ClusterPlanCache {
   static std::string key(const std::string& device, const Problem& problem, const std::vector<long>& owned,
                          bool exchanged);
   // The key's part for the media: each coefficient's medium type (layers
-  // with their axis) and absorbing faces; empty for a constant medium.
+  // with their axis), absorbing faces and sources; empty for a constant
+  // medium without sources.
   static std::string media_key(const Problem& problem);
   std::optional<ClusterPlan> find(const std::string& key) const;
   // Records a plan; a cache that cannot be written only costs a warning.

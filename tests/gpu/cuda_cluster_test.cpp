@@ -626,12 +626,11 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
   const PlanOverride no_override(nullptr);
   const std::string cache = std::string(std::getenv("HEATWAVE_CACHE_DIR")) + "/plans-test.json";
   const std::string extra = "cluster: {cache: " + cache + "}\n";
+  const std::string base =
+      "equation: heat\nprecision: float32\ngrid: {points: [2048, 2047]}\ntime: {dt: auto, steps: 1}\n"
+      "boundary: dirichlet\ninitial: {type: random}\n";
   auto make = [&](const std::string& more) {
-    const Config config = load_config_text(
-        "equation: heat\nprecision: float32\ngrid: {points: [2048, 2047]}\ntime: {dt: auto, steps: 1}\n"
-        "boundary: dirichlet\ninitial: {type: random}\n" +
-            more,
-        "<gpu test>");
+    const Config config = load_config_text(base + more, "<gpu test>");
     const Problem p = Problem::from(config);
     Decomposition decomposition(p, {}, 1, MPI_COMM_SELF);
     const auto chosen = test::cluster_backend<2, float>(p, decomposition.local_domain<2>(), config.run.cluster);
@@ -647,6 +646,13 @@ TEST(GpuCluster, PlanIsTunedOnceThenCachedOrFixedByTheConfig) {
   EXPECT_NE(fixed.find("plan (config): cluster 1x2, tile 40x24, k 3, 2 thread rows"), std::string::npos) << fixed;
   const std::string builtin = make("cluster: {autotune: false}\n");
   EXPECT_NE(builtin.find("plan (built-in)"), std::string::npos) << builtin;
+  // A cached plan the case cannot run (another build's, or cached for a case
+  // the key does not tell apart) is tuned again, not the baseline kernel.
+  const std::string key = cuda::ClusterPlanCache::key(
+      cuda::current_device().name, Problem::from(load_config_text(base, "<gpu test>")), {2048, 2047}, false);
+  cuda::ClusterPlanCache(cache).store(key, cuda::ClusterPlan::parse("columns,256,0,13"), 1e-3);
+  const std::string retuned = make(extra);
+  EXPECT_NE(retuned.find("autotuned: fastest of"), std::string::npos) << retuned;
 }
 
 // A plan the device cannot run: the backend is cuda, and the reason names why.

@@ -305,7 +305,8 @@ TEST(UnitConfig, ClusterPlanCandidates) {
 }
 
 // The plan cache's key tells apart what changes the best plan: a medium's
-// type (layers by their axis) and absorbing faces, not only whether one varies.
+// type (layers by their axis), absorbing faces and sources, not only whether
+// a coefficient varies.
 TEST(UnitConfig, ClusterPlanKeyNamesTheMedia) {
   const std::string base =
       "equation: wave\ngrid: {points: [64, 64, 64]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
@@ -318,11 +319,13 @@ TEST(UnitConfig, ClusterPlanKeyNamesTheMedia) {
                         key("material: {c: {type: layers, axis: y, interfaces: [0.5], "
                             "values: [1.0, 0.5]}}\n"),
                     layers_z = key("material: {c: {type: layers, axis: z, interfaces: [0.5], values: [1.0, 0.5]}}\n"),
-                    absorbing = key("boundary: {default: {type: absorbing, width: 4}}\n");
+                    absorbing = key("boundary: {default: {type: absorbing, width: 4}}\n"),
+                    sources = key("sources: [{type: point, position: [0.5, 0.5, 0.5], amplitude: 1.0}]\n");
   EXPECT_EQ(plain, "H100|wave|3D|float64|r1|64x64x64");
   EXPECT_EQ(layers_y, plain + "|c:layersy");
   EXPECT_EQ(layers_z, plain + "|c:layersz");
   EXPECT_EQ(absorbing, "H100|damped_wave|3D|float64|r1|64x64x64|gamma:constant|absorbing");  // absorbing: damped
+  EXPECT_EQ(sources, plain + "|sources");
 }
 
 // A resident plan: the config asks for it, and its text, fields and parse agree.
