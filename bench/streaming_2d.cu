@@ -18,6 +18,7 @@
 // (fresh random data, poisoned outputs); prints JSON with the median
 // Gcells/s of each configuration (CUDA events, warm-up first).
 //   heatwave_streaming_2d [nx ny steps repeats segments]
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -50,21 +51,43 @@ __global__ void one_step(const Real* __restrict__ u, Real* __restrict__ v, int n
 
 // Level 0 is u^n; a launch writes level K = u^{n+K} into v at the strip's
 // kept columns and the segment's rows.
-template <class Real, int K, int C, int NT, int Blocks>
+// CS > 1 (issue 36's cluster shape): a cluster of CS blocks along x owns a
+// strip of CS NT columns, with the K-column halo at its outer sides only.
+// A block's edge thread writes its values into the neighbouring block's pad
+// column too (DSMEM), and the iteration ends at a cluster barrier instead
+// of the block's: the halo recomputed shrinks by CS, each iteration waits
+// for the cluster.
+template <class Real, int K, int C, int NT, int Blocks, int CS = 1>
 __global__ void __launch_bounds__(NT, Blocks)
     streaming(const Real* __restrict__ u, Real* __restrict__ v, int nx, int ny, int rows_per_segment, Real a) {
+  namespace cg = cooperative_groups;
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int W = NT + 2;  // a row of a level's buffer: the strip and one pad point each side
   Real* shared = reinterpret_cast<Real*>(smem);
   auto buffer = [&](int level, int parity, int row) { return shared + ((level * 2 + parity) * C + row) * W + 1; };
   const int tid = threadIdx.x;
-  const int x = blockIdx.x * (NT - 2 * K) - K + tid;
+  const int rank = CS > 1 ? static_cast<int>(blockIdx.x) % CS : 0, column = rank * NT + tid;  // in the cluster's strip
+  const int x = static_cast<int>(blockIdx.x) / CS * (CS * NT - 2 * K) - K + column;
   const int y0 = blockIdx.y * rows_per_segment, y1 = min(ny, y0 + rows_per_segment);
   const int ys = y0 - K;  // the segment's y cone: level t is valid from ys + t
   const bool inside_x = x >= 0 && x < nx, fixed_x = x <= 0 || x >= nx - 1;
-  const bool keep = tid >= K && tid < NT - K && inside_x;
-  if (tid < 2)  // pads: read only by edge columns, whose values are never kept
+  const bool keep = column >= K && column < CS * NT - K && inside_x;
+  if (tid < 2)  // pads: read only by edge columns, whose values are never kept (or a peer's, below)
     for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid == 0 ? 0 : W - 1)] = Real(0);
+  // The neighbouring block's pad this thread's values also go to (none: null).
+  [[maybe_unused]] Real* peer = nullptr;
+  [[maybe_unused]] int peer_pad = 0;
+  if constexpr (CS > 1) {
+    cg::cluster_group cluster = cg::this_cluster();
+    if (tid == 0 && rank > 0) peer = cluster.map_shared_rank(shared, rank - 1), peer_pad = W - 1;
+    if (tid == NT - 1 && rank < CS - 1) peer = cluster.map_shared_rank(shared, rank + 1), peer_pad = 0;
+    cluster.sync();  // the pads are zeroed before a peer writes them
+  }
+  auto publish = [&](int level, int parity, int row, Real value) {
+    buffer(level, parity, row)[tid] = value;
+    if constexpr (CS > 1)
+      if (peer) peer[((level * 2 + parity) * C + row) * W + peer_pad] = value;
+  };
 
   Real last[K], cur[K][C];  // level L's row before the chunk level L+1 reads, and that chunk
 #pragma unroll
@@ -90,7 +113,7 @@ __global__ void __launch_bounds__(NT, Blocks)
     if (i + 1 < chunks + K) load_chunk(i + 1, ahead);
       // Level 0's chunk i for level 1's x neighbours next iteration.
 #pragma unroll
-    for (int c = 0; c < C; ++c) buffer(0, i & 1, c)[tid] = made[c];
+    for (int c = 0; c < C; ++c) publish(0, i & 1, c, made[c]);
 #pragma unroll
     for (int t = 1; t <= K; ++t) {
       // Level t, chunk i - t, from level t-1's chunk (cur[t-1]), the row
@@ -114,7 +137,7 @@ __global__ void __launch_bounds__(NT, Blocks)
       for (int c = 0; c < C; ++c) cur[t - 1][c] = made[c], made[c] = out[c];
       if (t < K) {
 #pragma unroll
-        for (int c = 0; c < C; ++c) buffer(t, chunk & 1, c)[tid] = out[c];
+        for (int c = 0; c < C; ++c) publish(t, chunk & 1, c, out[c]);
       } else if (keep && chunk >= 0) {
 #pragma unroll
         for (int c = 0; c < C; ++c) {
@@ -123,7 +146,10 @@ __global__ void __launch_bounds__(NT, Blocks)
         }
       }
     }
-    __syncthreads();
+    if constexpr (CS > 1)
+      cg::this_cluster().sync();
+    else
+      __syncthreads();
   }
 }
 
@@ -378,12 +404,12 @@ struct Result {
   std::string clocks;  // the general kernel: per-block run times
 };
 
-template <class Real, int K, int C, int NT, int Blocks = 1>
+template <class Real, int K, int C, int NT, int Blocks = 1, int CS = 1>
 Result run(int nx, int ny, int steps, int repeats, int segments) {
   Result r;
   r.name = std::string(sizeof(Real) == 8 ? "fp64" : "fp32") + " K " + std::to_string(K) + " C " + std::to_string(C) +
            " NT " + std::to_string(NT) + " blocks/SM " + std::to_string(Blocks) + " segments " +
-           std::to_string(segments);
+           std::to_string(segments) + (CS > 1 ? " cluster " + std::to_string(CS) + " (DSMEM)" : "");
   steps = steps / K * K;
   const long n = long(nx) * ny;
   std::vector<Real> host(n);
@@ -397,20 +423,29 @@ Result run(int nx, int ny, int steps, int repeats, int segments) {
   CHECK(cudaMemset(v, 0xff, n * sizeof(Real)));  // poison: NaNs where a launch writes nothing
   const Real a = Real(0.2);
   const size_t shared = size_t(K) * 2 * C * (NT + 2) * sizeof(Real);
-  auto kernel = streaming<Real, K, C, NT, Blocks>;
+  auto kernel = streaming<Real, K, C, NT, Blocks, CS>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) != cudaSuccess) {
     cudaGetLastError();
     r.name += " (shared memory over the limit)";
     for (Real* p : {u, v, ru, rv}) cudaFree(p);
     return r;
   }
-  const int strips = (nx + NT - 2 * K - 1) / (NT - 2 * K);
+  const int strips = (nx + CS * NT - 2 * K - 1) / (CS * NT - 2 * K);  // a cluster's each
   const int rows = (ny + segments - 1) / segments;
-  const dim3 grid(strips, segments);
-  r.blocks = strips * segments;
+  const dim3 grid(strips * CS, segments);
+  r.blocks = strips * CS * segments;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = CS, attribute[0].val.clusterDim.y = 1, attribute[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid, config.blockDim = dim3(NT), config.dynamicSmemBytes = shared;
+  config.attrs = attribute, config.numAttrs = 1;
   auto launches = [&](int count, Real*& from, Real*& to) {
     for (int s = 0; s < count; ++s) {
-      kernel<<<grid, NT, shared>>>(from, to, nx, ny, rows, a);
+      if constexpr (CS > 1)
+        CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const Real*>(from), to, nx, ny, rows, a));
+      else
+        kernel<<<grid, NT, shared>>>(from, to, nx, ny, rows, a);
       std::swap(from, to);
     }
   };
@@ -531,18 +566,28 @@ int main(int argc, char** argv) {
   // SM fill the 132 SMs twice at EBISU's sizes (36 strips).
   const int segments = argc > 5 ? std::atoi(argv[5]) : 7;
   std::vector<Result> results;
-  results.push_back(run<double, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, false, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, false, 12, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
-  results.push_back(run<float, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 1, false, 12, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, true, 6, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 1, true, 8, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 1, true, 6, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 1, true, 8, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<double, 2, false, 6, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 2, false, 6, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
-  results.push_back(run_general<float, 4, false, 4, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  if (argc > 6 && std::strcmp(argv[6], "clusters") == 0) {
+    // The special kernel in clusters of 1, 2 and 4 blocks along x (issue 36's cluster shape).
+    results.push_back(run<float, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
+    results.push_back(run<float, 12, 4, 256, 2, 2>(nx, ny, steps, repeats, segments));
+    results.push_back(run<float, 12, 4, 256, 2, 4>(nx, ny, steps, repeats, segments));
+    results.push_back(run<double, 12, 2, 256, 1>(nx, ny, steps, repeats, segments));
+    results.push_back(run<double, 12, 2, 256, 1, 2>(nx, ny, steps, repeats, segments));
+    results.push_back(run<double, 12, 2, 256, 1, 4>(nx, ny, steps, repeats, segments));
+  } else {
+    results.push_back(run<double, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<double, 1, false, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<double, 1, false, 12, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run<float, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<float, 1, false, 12, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<double, 1, true, 6, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<double, 1, true, 8, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<float, 1, true, 6, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<float, 1, true, 8, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<double, 2, false, 6, 2, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<float, 2, false, 6, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run_general<float, 4, false, 4, 4, 256, 2, true, true>(nx, ny, steps, repeats, segments));
+  }
   std::printf("{\"grid\": [%d, %d], \"steps\": %d, \"results\": [\n", nx, ny, steps);
   for (size_t i = 0; i < results.size(); ++i)
     std::printf("  {\"plan\": \"%s\", \"blocks\": %d, \"differing\": %ld, \"gcells\": %.1f, \"clocks\": \"%s\"}%s\n",
