@@ -57,7 +57,8 @@ cases:
     grid: [[2048, 2048], [128, 128, 128]]
 )";
 
-constexpr const char* media_kinds[] = {"constant", "layers", "file", "absorbing", "source", "receivers", "shot"};
+constexpr const char* media_kinds[] = {"constant", "layers",    "file", "absorbing",
+                                       "source",   "receivers", "shot", "sink"};
 
 // A file of two materials for the `file` media: 2 in a disk of radius L/4 at
 // the centre, 1 elsewhere (in a temporary folder, made once a grid).
@@ -100,7 +101,10 @@ std::string receivers_file() {
 // (91 on a line along x on the top face, every 2 steps, written to a file in
 // the temporary folder that the case removes); shot (the wave equations: c
 // in three layers along the last axis, absorbing faces but a free surface on
-// top, the source under it, the receivers on it: the seismic example's shape).
+// top, the source under it, the receivers on it: the seismic example's shape);
+// sink (the heat: alpha in two layers along y, 9 times apart, a Gaussian
+// source 0.02 L wide at the bottom face's centre, insulated faces but a
+// Dirichlet top: the heat-sink example's shape).
 Config case_config(const std::string& backend, const std::string& equation, const std::string& precision, int radius,
                    const std::vector<long>& grid, const std::string& media, int seed) {
   std::string points;
@@ -133,6 +137,14 @@ Config case_config(const std::string& backend, const std::string& equation, cons
     boundary = fmt::format("boundary: {{default: {{type: absorbing, width: 24}}, {}_high: {{type: neumann, value: 0.0}}}}\n",
                            axis);
   }
+  if (media == "sink") {
+    const bool three = grid.size() == 3;
+    extra = fmt::format(
+        "material: {{alpha: {{type: layers, axis: y, interfaces: [0.375], values: [0.11, 1.0]}}}}\n"
+        "sources: [{{type: gaussian, center: [{}], width: 0.02, amplitude: 50.0}}]\n",
+        three ? "0.5, 0.0, 0.5" : "0.5, 0.0");
+    boundary = "boundary: {default: {type: neumann, value: 0.0}, y_high: {type: dirichlet, value: 0.0}}\n";
+  }
   return load_config_text(fmt::format("equation: {}\nprecision: {}\ngrid: {{points: [{}]}}\nstencil: {{radius: {}}}\n"
                                       "time: {{dt: auto, steps: 1}}\n{}"
                                       "initial: {{type: random, seed: {}}}\nbackend: {}\n{}",
@@ -142,6 +154,7 @@ Config case_config(const std::string& backend, const std::string& equation, cons
 
 // The media a case row names.
 std::string media_name(const Config& c) {
+  if (!c.sources.empty() && c.sources[0].type == SourceType::gaussian) return "sink";
   if (!c.sources.empty()) return c.material.empty() ? "source" : "shot";
   if (c.run.receivers.any()) return "receivers";
   if (c.material.empty()) return c.boundary[0][0].absorbing > 0 ? "absorbing" : "constant";
@@ -186,13 +199,16 @@ Suite load_suite(const std::string& text, const std::string& source) {
     if (c.has("media")) media = c.list<std::string>("media");
     for (const auto& m : media)
       if (std::find(std::begin(media_kinds), std::end(media_kinds), m) == std::end(media_kinds))
-        c.invalid("media",
-                  "entries must be constant, layers, file, absorbing, source, receivers or shot, not '" + m + "'");
-    for (const auto& e : equations)
+        c.invalid("media", "entries must be constant, layers, file, absorbing, source, receivers, shot or sink, not '" +
+                               m + "'");
+    for (const auto& e : equations) {
       for (const char* wave_only : {"shot", "absorbing"})
         if (std::find(media.begin(), media.end(), wave_only) != media.end() && e == "heat")
           c.invalid("media", std::string("'") + wave_only +
                                  "' is for the wave equations (c, absorbing faces), not the heat equation");
+      if (std::find(media.begin(), media.end(), "sink") != media.end() && e != "heat")
+        c.invalid("media", "'sink' is for the heat equation (alpha in layers), not the " + e + " equation");
+    }
     std::vector<std::string> plans{"auto"};
     if (c.has("cluster")) plans = c.list<std::string>("cluster");
     std::vector<std::optional<cuda::ClusterPlan>> parsed;

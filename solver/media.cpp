@@ -378,8 +378,9 @@ std::vector<Real> file_field(const Problem& p, const std::string& key, const std
 // grid points around its position (a point's own index or, on a periodic
 // axis, its image; never a mirror ghost) with their linear weights, doubled
 // on a non-periodic boundary point (its trapezoid weight is 1/2); q is the
-// amplitude times the weights' product over the cell volume, so that the
-// trapezoid integral of q is the amplitude.
+// amplitude times the weights' product over the cell volume (the amplitude
+// and volume in x's weights), so that the trapezoid integral of q is the
+// amplitude.
 template <int D, class Real>
 SourceTerm<D, Real> point_source(const Problem& p, const Source& s, const LocalDomain<D>& domain) {
   SourceTerm<D, Real> term;
@@ -400,33 +401,28 @@ SourceTerm<D, Real> point_source(const Problem& p, const Source& s, const LocalD
     }
   double volume = 1;
   for (int a = 0; a < D; ++a) volume *= p.spacing[a];
-  for_each_product(term, [&](const std::array<std::size_t, D>& k) {
-    double weight = 1;
-    for (int a = 0; a < D; ++a) weight *= weights[a][k[a]];
-    term.q.push_back(static_cast<Real>(s.amplitude * weight / volume));
-  });
+  for (int a = 0; a < D; ++a)
+    for (const double w : weights[a])
+      term.factor[a].push_back(static_cast<Real>(a == 0 ? s.amplitude * w / volume : w));
   return term;
 }
 
 // A gaussian amplitude exp(-r^2 / (2 width^2)) over the box where it is at
-// least 2^-60 of its peak along every axis; 0 past it.
+// least 2^-60 of its peak along every axis; 0 past it. Separable: the
+// product of exp(-d_a^2 / (2 width^2)) along the axes, the amplitude in x's.
 template <int D, class Real>
 SourceTerm<D, Real> gaussian_source(const Problem& p, const Source& s, const LocalDomain<D>& domain) {
   SourceTerm<D, Real> term;
   term.time = s.time;
   const double reach2 = 2 * s.width * s.width * 60 * std::log(2.0);
   const Box<D> storage = domain.layout.storage_box();
-  std::array<std::vector<double>, D> d2;  // (x_a - center_a)^2 at each index kept
   for (int a = 0; a < D; ++a)
     for (long i = storage.lo[a]; i < storage.hi[a]; ++i) {
       const double d = static_cast<double>(sampled(p, domain, a, i)) * p.spacing[a] - s.center[a];
-      if (d * d <= reach2) term.index[a].push_back(i), d2[a].push_back(d * d);
+      if (d * d <= reach2)
+        term.index[a].push_back(i), term.factor[a].push_back(static_cast<Real>(
+                                        (a == 0 ? s.amplitude : 1.0) * std::exp(-(d * d) / (2 * s.width * s.width))));
     }
-  for_each_product(term, [&](const std::array<std::size_t, D>& k) {
-    double r2 = 0;
-    for (int a = 0; a < D; ++a) r2 += d2[a][k[a]];
-    term.q.push_back(static_cast<Real>(s.amplitude * std::exp(-r2 / (2 * s.width * s.width))));
-  });
   return term;
 }
 
@@ -553,6 +549,7 @@ std::size_t Media<D, Real, Eq>::bytes() const {
   for (const auto& s : sources) {
     n += s.q.size() * sizeof(Real);
     for (const auto& index : s.index) n += index.size() * sizeof(long);
+    for (const auto& factor : s.factor) n += factor.size() * sizeof(Real);
   }
   return n;
 }
@@ -588,13 +585,7 @@ MediaMemory media_memory(const Problem& p, const LocalDomain<D>& domain) {
     if (source.type == SourceType::field) {
       m.held += points * real + along * sizeof(long), m.staging = std::max(m.staging, points * 2 * sizeof(double));
     } else if (source.type == SourceType::gaussian) {
-      // Its box: the points within reach of the centre along each axis.
-      const double reach = std::sqrt(2 * 60 * std::log(2.0)) * source.width;
-      std::size_t box = 1;
-      for (int a = 0; a < D; ++a)
-        box *= static_cast<std::size_t>(
-            std::min<double>(static_cast<double>(storage.extent(a)), 2 * reach / p.spacing[a] + 2));
-      m.held += box * real + along * sizeof(long);
+      m.held += along * (real + sizeof(long));  // separable: an index and a factor a point along each axis
     } else {
       m.held += (std::size_t(1) << D) * (real + sizeof(long)) * 4;  // the corners and their periodic images
     }

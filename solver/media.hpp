@@ -327,30 +327,55 @@ struct FluxPairs {
 // A source on a rank: the storage points it touches, as a product of index
 // lists along the axes (a point source: the 2^D points around it and their
 // periodic images; a gaussian: the box where exp(-r^2/2w^2) >= 2^-60; a
-// field: every storage point), and q there in the working precision, over
-// the product with x fastest. Added after the step with f(t_n), as
-// Update::force at the point: one source after another, in config order.
+// field: every storage point), and q there in the working precision. A
+// point source and a Gaussian are separable: q is the product of a factor
+// a point along each axis (the linear weights; exp(-d^2/2w^2)), the
+// amplitude (over a point source's cell volume) in x's, each in the working
+// precision, multiplied in axis order (the host, the cuda launch and the
+// cluster kernels alike): a few numbers an axis however wide the box. A
+// field holds q over the product, x fastest. Added after
+// the step with f(t_n), as Update::force at the point: one source after
+// another, in config order.
 template <int D, class Real>
 struct SourceTerm {
   TimeFunction time;
   std::array<std::vector<long>, D> index;
-  std::vector<Real> q;
-  std::size_t points() const { return q.size(); }
-};
-// One point a source touches, as cuda-cluster adds it inside its k-step
-// pipeline (ClusterSources): its storage index, the source it belongs to (its
-// place in the config) and q there.
-template <int D, class Real>
-struct SourcePoint {
-  Index<D> i{};
-  int source = 0;
-  Real q = 0;
+  std::array<std::vector<Real>, D> factor;  // separable: at each index
+  std::vector<Real> q;                      // a field's; empty where separable
+  std::size_t points() const {
+    std::size_t n = 1;
+    for (const auto& i : index) n *= i.size();
+    return n;
+  }
+  // q at the product's point k (the indices' places along each axis).
+  Real at(const std::array<std::size_t, D>& k) const {
+    if (!q.empty()) {
+      std::size_t n = 0;
+      for (int a = D - 1; a >= 0; --a) n = n * index[a].size() + k[a];
+      return q[n];
+    }
+    Real product = factor[0][k[0]];
+    for (int a = 1; a < D; ++a) product *= factor[a][k[a]];
+    return product;
+  }
 };
 template <int D, class Real>
 struct SourceView {
   const long* index[D] = {};
   long count[D] = {};
-  const Real* q = nullptr;
+  const Real* q = nullptr;  // a field's; null where separable
+  const Real* factor[D] = {};
+  // q at the point k of the product (the indices' places along each axis).
+  HW_HD Real at(const long (&k)[D]) const {
+    if (q) {
+      long n = k[D - 1];
+      for (int a = D - 2; a >= 0; --a) n = n * count[a] + k[a];
+      return q[n];
+    }
+    Real product = factor[0][k[0]];
+    for (int a = 1; a < D; ++a) product *= factor[a][k[a]];
+    return product;
+  }
 };
 
 // What a backend computes with where coefficients vary or sources are given
@@ -445,28 +470,13 @@ struct Media {
   template <class Place>
   SourceView<D, Real> source(std::size_t t, Place&& place) const {
     SourceView<D, Real> v;
-    for (int a = 0; a < D; ++a) v.index[a] = place(sources[t].index[a]), v.count[a] = static_cast<long>(sources[t].index[a].size());
-    v.q = place(sources[t].q);
-    return v;
-  }
-  // The sources' points where q is not 0, one by one: source after source in
-  // config order, x fastest (the order the host adds them in); empty, with
-  // false, where they are more than `limit` (a field or a wide Gaussian).
-  bool source_points(std::size_t limit, std::vector<SourcePoint<D, Real>>& out) const {
-    out.clear();
-    for (std::size_t t = 0; t < sources.size(); ++t) {
-      const SourceTerm<D, Real>& s = sources[t];
-      for (std::size_t k = 0; k < s.points(); ++k) {
-        if (s.q[k] == 0) continue;
-        if (out.size() == limit) return out.clear(), false;
-        SourcePoint<D, Real> point;
-        point.source = static_cast<int>(t), point.q = s.q[k];
-        std::size_t rest = k;
-        for (int a = 0; a < D; ++a) point.i[a] = s.index[a][rest % s.index[a].size()], rest /= s.index[a].size();
-        out.push_back(point);
-      }
+    const SourceTerm<D, Real>& s = sources[t];
+    for (int a = 0; a < D; ++a) {
+      v.index[a] = place(s.index[a]), v.count[a] = static_cast<long>(s.index[a].size());
+      if (!s.factor[a].empty()) v.factor[a] = place(s.factor[a]);
     }
-    return true;
+    if (!s.q.empty()) v.q = place(s.q);
+    return v;
   }
   std::vector<TimeFunction> times() const {
     std::vector<TimeFunction> out;

@@ -161,7 +161,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     m.flux = this->step_kernel_->flux_view();
     if (cluster_flux_tiles(problem_)) m.flux_pairs = this->step_kernel_->flux_pairs();  // dense: made on this call
     m.point_updates = this->step_kernel_->point_updates();
-    m.listed = this->step_kernel_->source_points(m.source_points, m.source_times);
+    m.listed = this->step_kernel_->source_terms(m.sources, m.source_times);
     return m;
   }
 

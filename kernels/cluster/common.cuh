@@ -175,25 +175,40 @@ inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 // in config order, before a Dirichlet face point is set back to g. So a
 // source may switch on in the middle of a launch, and levels computed twice
 // (the halos of temporal blocking, a neighbour rank's points) carry it too.
-// The points are a short list (a point source's 2^D). A thread with one in
-// its pack (source_lanes) takes the kernels' general path and finds them
-// again there; the others keep one flag (kernel_2d.cuh, kernel_3d.cuh).
+// A source's points are boxes of the rank's coordinates (a point source's
+// 2^D points, a Gaussian's box; a periodic axis splits a box where it wraps),
+// each with its source's factors along its axes (SourceTerm): a short list,
+// a few numbers an axis however many points a box holds. A thread with a box
+// over its pack (source_lanes) takes the kernels' general path and finds
+// them again there; the others keep one flag (kernel_2d.cuh, kernel_3d.cuh).
 
-template <class Real>
-struct SourceEntry {
-  int i[3] = {0, 0, 0};  // local coordinates, wrapped into [0, n) on a periodic axis
-  int source = 0;        // its place in the config
-  Real q = 0;
+struct SourceBox {
+  int lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};  // local coordinates, wrapped into [0, n) on a periodic axis
+  int source = 0;                            // its place in the config
+  int factor[3] = {0, 0, 0};                 // where its factors along each axis start in ClusterSources::weights
+  __host__ __device__ bool holds(int a, int c) const { return c >= lo[a] && c < hi[a]; }
+  // Its q at (x, y, z), which it holds (z: 3D), as the host makes it (SourceTerm).
+  template <int D, class Real>
+  __device__ Real q(const Real* weights, int x, int y, int z) const {
+    Real product = weights[factor[0] + x - lo[0]] * weights[factor[1] + y - lo[1]];
+    if constexpr (D == 3) product *= weights[factor[2] + z - lo[2]];
+    return product;
+  }
 };
 template <class Real>
 struct ClusterSources {
-  const SourceEntry<Real>* points = nullptr;
+  const SourceBox* boxes = nullptr;
   int count = 0;
   int sources = 0;
+  const Real* weights = nullptr;  // the boxes' factors along their axes
   const Real* factors = nullptr;  // f(t_n) of source s at the launch's step m (from 0): [m * sources + s]
+  // What `box` adds with q at the level that the launch's step m makes.
+  __device__ Real force(const SourceBox& box, int m, Real q) const {
+    return fused(factors[m * sources + box.source], q, Real(0));
+  }
 };
 
-// The sources' points in the pack of V points from x (in 3D, of row y too: a
+// The source boxes over the pack of V points from x (in 3D, of row y too: a
 // thread's pack for a whole sweep), a bit each.
 template <int D, class Real>
 __device__ __forceinline__ unsigned source_lanes(const ClusterSources<Real>& sources, const ClusterGeometry<D>& geo,
@@ -201,48 +216,58 @@ __device__ __forceinline__ unsigned source_lanes(const ClusterSources<Real>& sou
   constexpr int V = Pack<Real>::width;
   unsigned lanes = 0;
   for (int e = 0; e < sources.count; ++e) {
-    const SourceEntry<Real> point = sources.points[e];
+    const SourceBox box = sources.boxes[e];
     bool in_pack = false;
 #pragma unroll
-    for (int v = 0; v < V; ++v) in_pack = in_pack || wrapped_coordinate(geo.axis[0], x + v) == point.i[0];
-    if (in_pack && (D == 2 || point.i[1] == wrapped_coordinate(geo.axis[1], y))) lanes |= 1u << e;
+    for (int v = 0; v < V; ++v) in_pack = in_pack || box.holds(0, wrapped_coordinate(geo.axis[0], x + v));
+    if (in_pack && (D == 2 || box.holds(1, wrapped_coordinate(geo.axis[1], y)))) lanes |= 1u << e;
   }
   return lanes;
 }
 
-// `result` with the sources at `lanes` added: the pack of V points from (x,
-// y, z) (z: 3D) of the level that the launch's step m makes, `start` where
-// that is the first step. The 2D kernels add them in shared memory after a
+// `result` with source box e added: the pack of V points from (x, y, z) (z:
+// 3D) of the level that the launch's step m makes, `start` where that is
+// the first step. The 2D kernels add the boxes in shared memory after a
 // strip of rows, the 3D kernel in the iterations it does not count as
 // steady: the rare path stays out of the stencil's loop. (Inline: a call
 // would save the stencil's registers around it, and a kernel parameter whose
 // address is taken is copied to local memory.)
 template <int D, class Real, class Eq, Form F>
-__device__ __forceinline__ Pack<Real> add_sources(Pack<Real> result, unsigned lanes, const ClusterSources<Real>& sources,
-                                                 const ClusterGeometry<D>& geo, int x, int y, int z, int m, bool start,
-                                                 const typename Eq::template Update<Real>& up,
-                                                 const PointUpdates<D, Real, Eq>& updates) {
+__device__ __forceinline__ Pack<Real> add_source_box(Pack<Real> result, int e, const ClusterSources<Real>& sources,
+                                                     const ClusterGeometry<D>& geo, int x, int y, int z, int m,
+                                                     bool start, const typename Eq::template Update<Real>& up,
+                                                     const PointUpdates<D, Real, Eq>& updates) {
   constexpr int V = Pack<Real>::width;
+  const SourceBox box = sources.boxes[e];
   const int gy = wrapped_coordinate(geo.axis[1], y), gz = D == 3 ? wrapped_coordinate(geo.axis[D - 1], z) : 0;
-  for (; lanes; lanes &= lanes - 1) {
-    const SourceEntry<Real> point = sources.points[__ffs(lanes) - 1];
-    if (point.i[1] != gy || (D == 3 && point.i[D - 1] != gz)) continue;
-    const Real s = fused(sources.factors[m * sources.sources + point.source], point.q, Real(0));
+  if (!box.holds(1, gy) || (D == 3 && !box.holds(D - 1, gz))) return result;
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      const int gx = wrapped_coordinate(geo.axis[0], x + v);
-      if (gx != point.i[0]) continue;
-      typename Eq::template Update<Real> at = up;
-      if constexpr (F == Form::point) {
-        Index<D> i{};
-        i[0] = gx, i[1] = gy;
-        long p = geo.lead + gx + (gy + geo.halo) * geo.stride[1];
-        if constexpr (D == 3) i[D - 1] = gz, p += (gz + geo.halo) * geo.stride[D - 1];
-        at = updates.at(p, i);
-      }
-      result.v[v] = at.force(result.v[v], s, start);
+  for (int v = 0; v < V; ++v) {
+    const int gx = wrapped_coordinate(geo.axis[0], x + v);
+    if (!box.holds(0, gx)) continue;
+    const Real q = box.q<D, Real>(sources.weights, gx, gy, gz);
+    if (q == Real(0)) continue;  // a point of the box that is not the source's
+    typename Eq::template Update<Real> at = up;
+    if constexpr (F == Form::point) {
+      Index<D> i{};
+      i[0] = gx, i[1] = gy;
+      long p = geo.lead + gx + (gy + geo.halo) * geo.stride[1];
+      if constexpr (D == 3) i[D - 1] = gz, p += (gz + geo.halo) * geo.stride[D - 1];
+      at = updates.at(p, i);
     }
+    result.v[v] = at.force(result.v[v], sources.force(box, m, q), start);
   }
+  return result;
+}
+// The boxes at `lanes` (source_lanes) added, in config order.
+template <int D, class Real, class Eq, Form F>
+__device__ __forceinline__ Pack<Real> add_sources(Pack<Real> result, unsigned lanes,
+                                                  const ClusterSources<Real>& sources, const ClusterGeometry<D>& geo,
+                                                  int x, int y, int z, int m, bool start,
+                                                  const typename Eq::template Update<Real>& up,
+                                                  const PointUpdates<D, Real, Eq>& updates) {
+  for (; lanes; lanes &= lanes - 1)
+    result = add_source_box<D, Real, Eq, F>(result, __ffs(lanes) - 1, sources, geo, x, y, z, m, start, up, updates);
   return result;
 }
 

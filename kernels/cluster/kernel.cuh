@@ -53,7 +53,7 @@ struct ClusterGeometry {
 
 // What a case's media and sources give the cluster kernels: device memory
 // that the cuda backend's step kernel owns (solver/media.hpp's forms, one
-// copy a rank), and the sources' points as a host list.
+// copy a rank), and the sources' points and q in host memory.
 template <int D, class Real>
 struct ClusterMedia {
   const void* flux = nullptr;           // the flux coefficient's FluxPairs<D, R, Real> views where it varies, else null
@@ -62,9 +62,9 @@ struct ClusterMedia {
   // (c, gamma, absorbing profiles), else null: typed by the kernel of that
   // equation, which is the only one made for the problem.
   const void* point_updates = nullptr;
-  // The sources' points (Media::source_points) and time functions; `listed`
-  // false where there were too many to list.
-  std::vector<SourcePoint<D, Real>> source_points;
+  // The sources' points and q (Media::sources) and time functions; `listed`
+  // false where one is a field.
+  std::vector<SourceTerm<D, Real>> sources;
   std::vector<TimeFunction> source_times;
   bool listed = true;
 };

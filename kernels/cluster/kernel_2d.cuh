@@ -241,12 +241,13 @@ __device__ __forceinline__ void stencil_rows_2d(const Real* u_now, Real* u_next,
   }
   // The sources at the pack's points in the strip (few threads have any: a
   // pass after the strip, in shared memory, keeps them out of the row loop).
+  // Box by box (config order: each point's sources keep their order), row by row.
   if (events.eventful)
-    if (const unsigned lanes = source_lanes<2>(events.sources, geo, s.xbase + lx, 0))
+    for (unsigned lanes = source_lanes<2>(events.sources, geo, s.xbase + lx, 0); lanes; lanes &= lanes - 1)
       for (int y = ya; y < yb; ++y) {
         Real* pack = u_next + (y - s.ybase) * W + lx;
-        store_pack(pack, add_sources<2, Real, Eq, F>(load_pack(pack), lanes, events.sources, geo, s.xbase + lx, y, 0,
-                                                    m, Starting, up, updates));
+        store_pack(pack, add_source_box<2, Real, Eq, F>(load_pack(pack), __ffs(lanes) - 1, events.sources, geo,
+                                                        s.xbase + lx, y, 0, m, Starting, up, updates));
       }
   // The whole-pack stores wrote over a Dirichlet face point of the pack: it
   // keeps g (a pass after the strip, not a branch a row).

@@ -88,17 +88,18 @@ struct ColumnFaces {
   }
 };
 
-// The rows of [lo, hi) that are row p of the axis (wrapped on a periodic
-// one): the first and the last, first > last where none.
-__device__ __forceinline__ void rows_of(const ClusterAxis& a, int p, int lo, int hi, int& first, int& last) {
+// The rows of [lo, hi) that are rows [p_lo, p_hi) of the axis (wrapped on a
+// periodic one, where 0 <= p_lo < p_hi <= n): the first and the last, first >
+// last where none.
+__device__ __forceinline__ void rows_of(const ClusterAxis& a, int p_lo, int p_hi, int lo, int hi, int& first,
+                                        int& last) {
   if (!a.periodic) {
-    const bool in = p >= lo && p < hi;
-    first = in ? p : 1, last = in ? p : 0;
+    first = max(lo, p_lo), last = min(hi, p_hi) - 1;
     return;
   }
-  const int up = lo - p, down = hi - 1 - p;  // first = p + ceil(up / n) n, last = p + floor(down / n) n
-  first = p + (up >= 0 ? (up + a.n - 1) / a.n : -(-up / a.n)) * a.n;
-  last = p + (down >= 0 ? down / a.n : -((-down + a.n - 1) / a.n)) * a.n;
+  const int at_lo = wrapped_coordinate(a, lo), at_last = wrapped_coordinate(a, hi - 1);
+  first = at_lo >= p_lo && at_lo < p_hi ? lo : lo + (p_lo - at_lo + a.n) % a.n;
+  last = at_last >= p_lo && at_last < p_hi ? hi - 1 : hi - 1 - (at_last - (p_hi - 1) + a.n) % a.n;
 }
 
 template <int R, int K, class Real, class Eq, Form F, bool Sources>
@@ -155,17 +156,17 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // after it), block-wide.
   __shared__ int source_rows[2];
   [[maybe_unused]] const int source_x = Sources ? wrapped_coordinate(ax, computed) : 0;
-  [[maybe_unused]] bool sourced = false;
+  [[maybe_unused]] unsigned sourced = 0;  // the boxes over the thread's column, a bit each
   if constexpr (Sources) {
     if (tid == 0) source_rows[0] = INT_MAX, source_rows[1] = INT_MIN;
     __syncthreads();
     int lo = INT_MAX, hi = INT_MIN;
     for (int e = 0; e < sources.count; ++e) {
-      const SourceEntry<Real> point = sources.points[e];
+      const SourceBox box = sources.boxes[e];
       int first, last;
-      rows_of(ay, point.i[1], ys, ys + (chunks + K) * C, first, last);
-      if (point.i[0] != source_x || first > last) continue;
-      sourced = true, lo = min(lo, first), hi = max(hi, last);
+      rows_of(ay, box.lo[1], box.hi[1], ys, ys + (chunks + K) * C, first, last);
+      if (!box.holds(0, source_x) || first > last) continue;
+      sourced |= 1u << e, lo = min(lo, first), hi = max(hi, last);
     }
     if (sourced) atomicMin(&source_rows[0], lo), atomicMax(&source_rows[1], hi);
   }
@@ -297,11 +298,11 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
           next = up.step(centre, older[c], lap_value);
         if (Sources && General && sourced) {  // config order, f(t_n) of the launch's step t - 1
           const int source_y = wrapped_coordinate(ay, y);
-          for (int e = 0; e < sources.count; ++e) {
-            const SourceEntry<Real> point = sources.points[e];
-            if (point.i[0] == source_x && point.i[1] == source_y)
-              next = up.force(next, fused(sources.factors[(t - 1) * sources.sources + point.source], point.q, Real(0)),
-                              starting);
+          for (unsigned boxes = sourced; boxes; boxes &= boxes - 1) {
+            const SourceBox& box = sources.boxes[__ffs(boxes) - 1];
+            if (!box.holds(1, source_y)) continue;
+            const Real q = box.q<2, Real>(sources.weights, source_x, source_y, 0);
+            if (q != Real(0)) next = up.force(next, sources.force(box, t - 1, q), starting);
           }
         }
         out[c] = fixed_y ? faces.g[1][y == 0 ? 0 : 1] : next;

@@ -250,8 +250,8 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   {
     int z_lo = INT_MAX, z_hi = INT_MIN;
     for (unsigned lanes = source_lanes<3>(sources, geo, x, y); lanes; lanes &= lanes - 1) {
-      const int z = sources.points[__ffs(lanes) - 1].i[2];
-      z_lo = min(z_lo, z), z_hi = max(z_hi, z);
+      const SourceBox box = sources.boxes[__ffs(lanes) - 1];
+      z_lo = min(z_lo, box.lo[2]), z_hi = max(z_hi, box.hi[2] - 1);
     }
     int begin, end;
     own_samples(begin, end);

@@ -84,36 +84,66 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     return set_sources(media, reason);
   }
 
-  // The sources' points the kernels add (ClusterSources): those the update
-  // box holds (not a ghost, not a Dirichlet face point), wrapped on a
-  // periodic axis, where a periodic image is the point itself.
+  // The sources' boxes the kernels add (ClusterSources): each source's
+  // points that the update box holds (not a ghost, not a Dirichlet face
+  // point), wrapped on a periodic axis, where a periodic image is the point
+  // itself (the first of them kept); along each axis, runs of consecutive
+  // coordinates with their factors, and a box for each product of runs.
   bool set_sources(const ClusterMedia<D, Real>& media, std::string& reason) {
     times_ = media.source_times;
-    std::vector<SourceEntry<Real>> entries;
-    for (const SourcePoint<D, Real>& point : media.source_points) {
-      SourceEntry<Real> entry;
-      entry.source = point.source, entry.q = point.q;
-      bool updated = true;
+    if (!media.listed) return reason = "the cluster kernels add no field source (every point a source's)", false;
+    std::vector<SourceBox> boxes;
+    std::vector<Real> weights;
+    for (std::size_t t = 0; t < media.sources.size(); ++t) {
+      const SourceTerm<D, Real>& term = media.sources[t];
+      // Along each axis: the coordinates kept, in order, each with its first
+      // index in the term; their runs, each with where its factors start.
+      std::array<std::vector<std::pair<int, std::size_t>>, D> kept;
+      std::array<std::vector<std::pair<std::size_t, int>>, D> runs;
       for (int a = 0; a < D; ++a) {
         const ClusterAxis& axis = geo_.axis[a];
-        const long c = axis.periodic ? sample_index(point.i[a], axis.n, true) : point.i[a];
-        updated = updated && c >= axis.upd_lo && c < axis.upd_hi;
-        entry.i[a] = static_cast<int>(c);
+        for (std::size_t k = 0; k < term.index[a].size(); ++k) {
+          const long c = axis.periodic ? sample_index(term.index[a][k], axis.n, true) : term.index[a][k];
+          if (c >= axis.upd_lo && c < axis.upd_hi) kept[a].emplace_back(static_cast<int>(c), k);
+        }
+        std::stable_sort(kept[a].begin(), kept[a].end(),
+                         [](const auto& l, const auto& r) { return l.first < r.first; });
+        kept[a].erase(std::unique(kept[a].begin(), kept[a].end(),
+                                  [](const auto& l, const auto& r) { return l.first == r.first; }),
+                      kept[a].end());
+        for (std::size_t k = 0; k < kept[a].size(); ++k) {
+          if (k == 0 || kept[a][k].first != kept[a][k - 1].first + 1)
+            runs[a].emplace_back(k, static_cast<int>(weights.size()));
+          weights.push_back(term.factor[a][kept[a][k].second]);
+        }
       }
-      const auto same = [&](const SourceEntry<Real>& e) {
-        return e.source == entry.source && std::equal(e.i, e.i + D, entry.i);
-      };
-      if (updated && std::none_of(entries.begin(), entries.end(), same)) entries.push_back(entry);
+      std::array<std::size_t, D> run{};  // a box's run along each axis, x fastest
+      for (bool more = std::all_of(runs.begin(), runs.end(), [](const auto& r) { return !r.empty(); }); more;) {
+        SourceBox box;
+        box.source = static_cast<int>(t);
+        for (int a = 0; a < D; ++a) {
+          const std::size_t begin = runs[a][run[a]].first;
+          const std::size_t end = run[a] + 1 < runs[a].size() ? runs[a][run[a] + 1].first : kept[a].size();
+          box.lo[a] = kept[a][begin].first, box.hi[a] = kept[a][end - 1].first + 1;
+          box.factor[a] = runs[a][run[a]].second;
+        }
+        boxes.push_back(box);
+        more = false;
+        for (int a = 0; a < D && !more; ++a) more = ++run[a] < runs[a].size() || (run[a] = 0, false);
+      }
     }
-    if (!media.listed || entries.size() > static_cast<std::size_t>(max_cluster_source_points))
-      return reason = "the cluster kernels add at most " + std::to_string(max_cluster_source_points) +
-                      " source points a rank (point sources: 2^D points each), and this rank has more",
+    if (boxes.size() > static_cast<std::size_t>(max_cluster_source_boxes))
+      return reason = "the cluster kernels add at most " + std::to_string(max_cluster_source_boxes) +
+                      " source boxes a rank (a point source's points or a Gaussian's box, split where a periodic "
+                      "axis wraps them), and this rank has " +
+                      std::to_string(boxes.size()),
              false;
-    source_count_ = static_cast<int>(entries.size());
-    if (!entries.empty()) {
-      source_points_.allocate(entries.size());
-      HW_CUDA(cudaMemcpy(source_points_.get(), entries.data(), entries.size() * sizeof(SourceEntry<Real>),
-                         cudaMemcpyHostToDevice));
+    source_count_ = static_cast<int>(boxes.size());
+    if (!boxes.empty()) {
+      source_boxes_.allocate(boxes.size());
+      HW_CUDA(cudaMemcpy(source_boxes_.get(), boxes.data(), boxes.size() * sizeof(SourceBox), cudaMemcpyHostToDevice));
+      source_weights_.allocate(weights.size());
+      HW_CUDA(cudaMemcpy(source_weights_.get(), weights.data(), weights.size() * sizeof(Real), cudaMemcpyHostToDevice));
     }
     return true;
   }
@@ -126,7 +156,8 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   ClusterSources<Real> sources(long step, int steps, cudaStream_t stream) {
     ClusterSources<Real> s;
     if (source_count_ == 0) return s;
-    s.points = source_points_.get(), s.count = source_count_, s.sources = static_cast<int>(times_.size());
+    s.boxes = source_boxes_.get(), s.count = source_count_, s.sources = static_cast<int>(times_.size());
+    s.weights = source_weights_.get();
     std::vector<Real> f;
     for (int m = 0; m < steps; ++m)
       for (const Real value : source_factors<Real>(times_, problem_.time_at(step + m))) f.push_back(value);
@@ -287,7 +318,8 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   bool pointwise_ = false;               // a coefficient other than the flux one varies: Form::point
   Problem problem_;                      // the sources' times
   std::vector<TimeFunction> times_;      // the sources' time functions, in config order
-  DeviceBuffer<SourceEntry<Real>> source_points_;
+  DeviceBuffer<SourceBox> source_boxes_;
+  DeviceBuffer<Real> source_weights_;  // the boxes' factors along their axes
   int source_count_ = 0;
   static constexpr std::size_t factor_slots = 4;
   DeviceBuffer<Real> factors_;  // the ring of the launches' f(t_n)

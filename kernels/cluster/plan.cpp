@@ -320,13 +320,11 @@ bool cluster_flux_tiles(const Problem& problem) {
 
 std::string cluster_gap(const Problem& problem) {
   for (const Source& source : problem.sources)
-    if (source.type != SourceType::point)
-      return std::string("the cluster kernels add point sources inside their pipeline, not a ") +
-             to_string(source.type) + " source (a field or a box of points)";
-  if (problem.sources.size() << problem.dims > static_cast<std::size_t>(max_cluster_source_points))
-    return "the cluster kernels add at most " + std::to_string(max_cluster_source_points) + " source points (" +
-           std::to_string(max_cluster_source_points >> problem.dims) + " point sources in " +
-           std::to_string(problem.dims) + "D)";
+    if (source.type == SourceType::field)
+      return "the cluster kernels add point and Gaussian sources inside their pipeline, not a field source (every "
+             "point a source's)";
+  if (problem.sources.size() > static_cast<std::size_t>(max_cluster_source_boxes))
+    return "the cluster kernels add at most " + std::to_string(max_cluster_source_boxes) + " sources";
   // The waves' coefficients: updates point by point; the heat's alpha: pair
   // tiles in 2D, its pairs' tables or file in 3D.
   return "";

@@ -107,10 +107,10 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 // Why the cluster kernels cannot run a problem's media and sources (the
 // registry then runs the cuda backend), or "" where they can: they make the
 // waves' updates point by point (c, gamma, absorbing profiles) in 2D and 3D,
-// read the heat's varying alpha as pair fields in 2D, and add point sources
-// inside their pipeline, up to max_cluster_source_points a rank.
+// read the heat's varying alpha as pair fields in 2D, and add point and
+// Gaussian sources inside their pipeline, up to max_cluster_source_boxes a rank.
 std::string cluster_gap(const Problem& problem);
-inline constexpr int max_cluster_source_points = 32;  // a bit each in a thread's mask (kernels/cluster/common.cuh)
+inline constexpr int max_cluster_source_boxes = 32;  // a bit each in a thread's mask (kernels/cluster/common.cuh)
 // Whether the 2D cluster kernels read coefficient tiles for the problem (its
 // flux coefficient comes from a file: pair fields, loaded with the field
 // tile): more shared memory a block, other plans. (Constant or in layers, and

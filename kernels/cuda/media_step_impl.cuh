@@ -37,9 +37,11 @@ __global__ void __launch_bounds__(256)
   for (long k2 = D == 3 ? blockIdx.z : 0; k2 < z_count; k2 += gridDim.z)
     for (long k1 = blockIdx.y; k1 < s.count[1]; k1 += gridDim.y) {
       Index<D> i;
-      i[0] = s.index[0][k0], i[1] = s.index[1][k1];
-      if constexpr (D == 3) i[2] = s.index[2][k2];
-      const Real q = s.q[(k2 * s.count[1] + k1) * s.count[0] + k0];
+      long k[D];
+      k[0] = k0, k[1] = k1;
+      if constexpr (D == 3) k[2] = k2;
+      for (int a = 0; a < D; ++a) i[a] = s.index[a][k[a]];
+      const Real q = s.at(k);
       bool inside = q != 0;
       for (int a = 0; a < D; ++a) inside = inside && i[a] >= box.lo[a] && i[a] < box.hi[a];
       if (!inside) continue;
@@ -105,7 +107,9 @@ class MediaStepKernel final : public StepKernel<D, Real> {
     flux_ = media.flux_form();
     for (std::size_t t = 0; t < media.sources.size(); ++t) sources_.push_back(media.source(t, copies_));
     times_ = media.times();
-    listed_ = media.source_points(listed_points, source_points_);
+    listed_ = std::none_of(problem.sources.begin(), problem.sources.end(),
+                           [](const Source& s) { return s.type == SourceType::field; });
+    if (listed_) source_terms_ = media.sources;
   }
 
   void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const override {
@@ -143,8 +147,8 @@ class MediaStepKernel final : public StepKernel<D, Real> {
 
   KineticWeight<Real> kinetic_weight() const override { return kinetic_; }
   const void* point_updates() const override { return pointwise_ ? &updates_ : nullptr; }
-  bool source_points(std::vector<SourcePoint<D, Real>>& points, std::vector<TimeFunction>& times) const override {
-    points = source_points_, times = times_;
+  bool source_terms(std::vector<SourceTerm<D, Real>>& terms, std::vector<TimeFunction>& times) const override {
+    terms = source_terms_, times = times_;
     return listed_;
   }
 
@@ -195,10 +199,8 @@ class MediaStepKernel final : public StepKernel<D, Real> {
   typename PerRadius<Pairs>::type pairs_;  // the run's radius'
   std::vector<SourceView<D, Real>> sources_;
   std::vector<TimeFunction> times_;
-  // The sources' points one by one for cuda-cluster, where there are at most
-  // listed_points (a point source has 2^D, and periodic images).
-  static constexpr std::size_t listed_points = 1024;
-  std::vector<SourcePoint<D, Real>> source_points_;
+  // The sources' points and q for cuda-cluster, where none is a field.
+  std::vector<SourceTerm<D, Real>> source_terms_;
   bool listed_ = true;
   mutable std::vector<DeviceBuffer<Real>> pair_fields_;
 };

@@ -39,11 +39,11 @@ class StepKernel {
   // The equation's PointUpdates<D, Real, Eq> (device views) where a
   // coefficient other than the flux one varies; null elsewhere.
   virtual const void* point_updates() const { return nullptr; }
-  // The sources' points one by one (host memory, Media::source_points) and
-  // their time functions, for cuda-cluster, which adds them inside its
-  // pipeline; false where there are too many to list (a field, a wide Gaussian).
-  virtual bool source_points(std::vector<SourcePoint<D, Real>>& points, std::vector<TimeFunction>& times) const {
-    points.clear(), times.clear();
+  // The sources' points and q (host memory, Media::sources) and their time
+  // functions, for cuda-cluster, which adds them inside its pipeline; false
+  // where one is a field (every point: the one-step launch adds it).
+  virtual bool source_terms(std::vector<SourceTerm<D, Real>>& terms, std::vector<TimeFunction>& times) const {
+    terms.clear(), times.clear();
     return true;
   }
 };

@@ -362,18 +362,19 @@ class HostBackend final : public Backend<D, Real> {
 #pragma omp parallel for schedule(static) if (m.sources[t].points() >= static_cast<std::size_t>(parallel_threshold))
       for (long r = 0; r < rows; ++r) {
         Index<D> i;
-        long rest = r, k = r * s.count[0];
+        long k[D], rest = r;  // the point's place in the source's index lists
         bool inside = true;
         for (int a = 1; a < D; ++a) {
-          i[a] = s.index[a][rest % s.count[a]];
-          rest /= s.count[a];
+          k[a] = rest % s.count[a], rest /= s.count[a];
+          i[a] = s.index[a][k[a]];
           inside = inside && i[a] >= box.lo[a] && i[a] < box.hi[a];
         }
         if (!inside) continue;
-        for (long x = 0; x < s.count[0]; ++x, ++k) {
-          i[0] = s.index[0][x];
-          const Real q = s.q[k];
-          if (q == 0 || i[0] < box.lo[0] || i[0] >= box.hi[0]) continue;
+        for (k[0] = 0; k[0] < s.count[0]; ++k[0]) {
+          i[0] = s.index[0][k[0]];
+          if (i[0] < box.lo[0] || i[0] >= box.hi[0]) continue;
+          const Real q = s.at(k);
+          if (q == 0) continue;
           const long p = domain_.layout.offset(i);
           next[p] = updates.at(p, i).force(next[p], fused(f[t], q, Real(0)), start);
         }

@@ -328,22 +328,26 @@ TEST(GpuCluster, WaveMedia3D) {
     }
 }
 
-// Point sources inside the k-step pipeline: added at each level a launch
-// makes, with f(t_n) of that step, exactly as the host adds them after step
-// n. Two sources, one a Ricker near a corner (its points wrap on periodic
-// axes), one a narrow Gaussian pulse in time that is exactly 0 until the
-// middle of the second chunk (steps 0..8 in double) and shares points with
-// a third; launches of 1..8 steps, clusters, resident plans, 3D pipelines.
+// Sources inside the k-step pipeline: added at each level a launch makes,
+// with f(t_n) of that step, exactly as the host adds them after step n.
+// Three point sources, one a Ricker near a corner (its points wrap on
+// periodic axes), one a narrow Gaussian pulse in time that is exactly 0
+// until the middle of the second chunk (steps 0..8 in double) and shares
+// points with a third; and a Gaussian in space, 1.5 x spacings wide (a box
+// 27 points across), near the opposite corner, where periodic axes split
+// its box; launches of 1..8 steps, clusters, resident plans, 3D pipelines.
 std::string point_sources(const char* eq, int dims, const char* precision, int radius, const std::string& grid) {
-  const double dt = test::gpu_case(eq, dims, precision, radius, "dirichlet", grid).dt;
+  const Problem p = test::gpu_case(eq, dims, precision, radius, "dirichlet", grid);
   const char* near_corner = dims == 2 ? "[0.97, 0.05]" : "[0.97, 0.05, 1.13]";
   const char* inside = dims == 2 ? "[0.31, 0.47]" : "[0.31, 0.47, 0.52]";
+  const char* other_corner = dims == 2 ? "[0.03, 0.77]" : "[0.03, 0.77, 0.06]";
   return fmt::format(
       "sources:\n"
       "  - {{type: point, position: {0}, amplitude: 2.0, time: {{type: ricker, frequency: 3.0}}}}\n"
       "  - {{type: point, position: {1}, amplitude: -1.5, time: {{type: gaussian, delay: {2}, width: {3}}}}}\n"
-      "  - {{type: point, position: {1}, amplitude: 0.5, time: {{type: sine, frequency: 2.0}}}}\n",
-      near_corner, inside, 12.5 * dt, 0.1 * dt);
+      "  - {{type: point, position: {1}, amplitude: 0.5, time: {{type: sine, frequency: 2.0}}}}\n"
+      "  - {{type: gaussian, center: {4}, width: {5}, amplitude: 0.8, time: {{type: sine, frequency: 2.0}}}}\n",
+      near_corner, inside, 12.5 * p.dt, 0.1 * p.dt, other_corner, 1.5 * p.spacing[0]);
 }
 
 TEST(GpuCluster, Sources) {

@@ -328,6 +328,32 @@ TEST(UnitConfig, ClusterPlanKeyNamesTheMedia) {
   EXPECT_EQ(sources, plain + "|sources");
 }
 
+// The cluster kernels add point and Gaussian sources inside their pipeline
+// (boxes of points, at most max_cluster_source_boxes a rank); a field
+// source, and more sources than that, run on the cuda backend, which says why.
+TEST(UnitConfig, ClusterKernelsTakePointAndGaussianSources) {
+  auto gap = [](const std::string& sources) {
+    return cuda::cluster_gap(Problem::from(load_config_text(
+        "equation: heat\ngrid: {points: [64, 64]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n"
+        "sources:\n" +
+            sources,
+        "case.yaml")));
+  };
+  EXPECT_EQ(gap("  - {type: point, position: [0.5, 0.5], amplitude: 1.0}\n"
+                "  - {type: gaussian, center: [0.2, 0.7], width: 0.05, amplitude: 2.0}\n"),
+            "");
+  Problem field = Problem::from(
+      load_config_text("equation: heat\ngrid: {points: [64, 64]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n"
+                       "sources: [{type: point, position: [0.5, 0.5], amplitude: 1.0}]\n",
+                       "case.yaml"));
+  field.sources[0].type = SourceType::field;  // (a field's file must exist to load)
+  EXPECT_NE(cuda::cluster_gap(field).find("not a field source"), std::string::npos);
+  std::string many;
+  for (int k = 0; k <= cuda::max_cluster_source_boxes; ++k)
+    many += "  - {type: point, position: [0.5, 0.5], amplitude: 1.0}\n";
+  EXPECT_NE(gap(many).find("at most 32 sources"), std::string::npos) << gap(many);
+}
+
 // A resident plan: the config asks for it, and its text, fields and parse agree.
 TEST(UnitConfig, ResidentClusterPlan) {
   const Config c = load_config_text(good + "cluster: {mode: resident, tile: [120, 32]}\n", "case.yaml");

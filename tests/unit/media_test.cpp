@@ -157,12 +157,14 @@ TEST(UnitMedia, PointSourceSpreadsItsAmplitude) {
   ASSERT_EQ(term.index[1], (std::vector<long>{0}));  // a ghost (j = -1) is the mirror of j = 1, not the point
   const double h = 0.1;
   // x: 0.23 lies 30% of the way from x = 0.2 (i = 2) to 0.3 (i = 3); y: on the face point j = 0 (weight 1/2).
-  EXPECT_NEAR(term.q[0], 3.0 * 0.7 / (h * h) * 2, 1e-9);
-  EXPECT_NEAR(term.q[1], 3.0 * 0.3 / (h * h) * 2, 1e-9);
+  // Separable: a factor along each axis, no array of q.
+  ASSERT_TRUE(term.q.empty());
+  EXPECT_NEAR(term.at({0, 0}), 3.0 * 0.7 / (h * h) * 2, 1e-9);
+  EXPECT_NEAR(term.at({1, 0}), 3.0 * 0.3 / (h * h) * 2, 1e-9);
   double integral = 0;
-  for (std::size_t k = 0; k < term.q.size(); ++k) {
+  for (std::size_t k = 0; k < term.points(); ++k) {
     const long i = term.index[0][k % 2], j = term.index[1][k / 2];
-    integral += (i == 0 || i == 10 ? 0.5 : 1) * (j == 0 || j == 10 ? 0.5 : 1) * term.q[k] * h * h;
+    integral += (i == 0 || i == 10 ? 0.5 : 1) * (j == 0 || j == 10 ? 0.5 : 1) * term.at({k % 2, k / 2}) * h * h;
   }
   EXPECT_NEAR(integral, 3.0, 1e-12);
 }
@@ -212,8 +214,8 @@ TEST(UnitMedia, FileMediumSetsTheStabilityLimit) {
 }
 
 // The memory a run's media hold is what the config defines: a file's field is
-// one value a point of the rank's storage; layers, absorbing faces and a point
-// source are tables and a few points, never a field.
+// one value a point of the rank's storage; layers, absorbing faces, a point
+// source and a Gaussian are tables and a few points, never a field.
 TEST(UnitMedia, MediaHoldOneValueAPointPerFileAndTablesOtherwise) {
   const std::string dir = fresh_dir("memory");
   std::vector<double> c(40 * 30, 1.0);
@@ -244,6 +246,16 @@ TEST(UnitMedia, MediaHoldOneValueAPointPerFileAndTablesOtherwise) {
   EXPECT_GE(shot.held, held);
   EXPECT_LE(shot.held, tables + corners);
   EXPECT_EQ(shot.staging, 0u);
+  // A Gaussian: an index and a factor a point along each axis (separable),
+  // never its box of values (up to 802 x 402).
+  const Problem sink =
+      test::problem_from(base + "sources: [{type: gaussian, center: [0.5, 0.0], width: 0.2, amplitude: 1}]\n");
+  const std::size_t gaussian = Media<2, float, Wave>::make(sink, big).bytes();
+  const std::size_t axes = (802 + 402) * (4 + sizeof(long));
+  EXPECT_GT(gaussian, 0u);
+  EXPECT_LE(gaussian, axes);
+  EXPECT_GE(media_memory(sink, big).held, gaussian);
+  EXPECT_LE(media_memory(sink, big).held, axes);
 }
 
 // Without a file, the update at a point is a function of what each axis
