@@ -347,17 +347,6 @@ struct SourceTerm {
     for (const auto& i : index) n *= i.size();
     return n;
   }
-  // q at the product's point k (the indices' places along each axis).
-  Real at(const std::array<std::size_t, D>& k) const {
-    if (!q.empty()) {
-      std::size_t n = 0;
-      for (int a = D - 1; a >= 0; --a) n = n * index[a].size() + k[a];
-      return q[n];
-    }
-    Real product = factor[0][k[0]];
-    for (int a = 1; a < D; ++a) product *= factor[a][k[a]];
-    return product;
-  }
 };
 template <int D, class Real>
 struct SourceView {

@@ -159,13 +159,16 @@ TEST(UnitMedia, PointSourceSpreadsItsAmplitude) {
   // x: 0.23 lies 30% of the way from x = 0.2 (i = 2) to 0.3 (i = 3); y: on the face point j = 0 (weight 1/2).
   // Separable: a factor along each axis, no array of q.
   ASSERT_TRUE(term.q.empty());
-  EXPECT_NEAR(term.at({0, 0}), 3.0 * 0.7 / (h * h) * 2, 1e-9);
-  EXPECT_NEAR(term.at({1, 0}), 3.0 * 0.3 / (h * h) * 2, 1e-9);
+  const SourceView<2, double> view = media.source(0, [](const auto& v) { return v.data(); });
+  EXPECT_NEAR(view.at({0, 0}), 3.0 * 0.7 / (h * h) * 2, 1e-9);
+  EXPECT_NEAR(view.at({1, 0}), 3.0 * 0.3 / (h * h) * 2, 1e-9);
   double integral = 0;
-  for (std::size_t k = 0; k < term.points(); ++k) {
-    const long i = term.index[0][k % 2], j = term.index[1][k / 2];
-    integral += (i == 0 || i == 10 ? 0.5 : 1) * (j == 0 || j == 10 ? 0.5 : 1) * term.at({k % 2, k / 2}) * h * h;
-  }
+  ASSERT_EQ(term.points(), 2u);
+  for (long ky = 0; ky < view.count[1]; ++ky)
+    for (long kx = 0; kx < view.count[0]; ++kx) {
+      const long i = view.index[0][kx], j = view.index[1][ky];
+      integral += (i == 0 || i == 10 ? 0.5 : 1) * (j == 0 || j == 10 ? 0.5 : 1) * view.at({kx, ky}) * h * h;
+    }
   EXPECT_NEAR(integral, 3.0, 1e-12);
 }
 
