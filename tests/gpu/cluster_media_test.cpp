@@ -1,0 +1,310 @@
+// The cuda-cluster backend against the host backend with what varies: the
+// heat's alpha and the waves' c and gamma (layers, files, absorbing faces),
+// sources added and receivers recorded inside the pipeline, in every family
+// that takes them; bitwise equal fields and samples.
+#include "cluster_support.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
+
+namespace heatwave {
+namespace {
+
+using namespace test;
+
+// The heat's alpha varying in 2D: layers across x (pairs that differ along
+// a row) and across y (a row's points share theirs), from the table by the
+// layers' coordinate; a file of two materials (the pair tiles loaded with
+// the field tile); streaming, clustered and resident plans, every boundary set.
+TEST(GpuCluster, HeatMedia2D) {
+  for (const char* axis : {"x", "y"}) {
+    const std::string media = alpha_layers(axis);
+    for (const char* plan : {static_cast<const char*>(nullptr), "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1",
+                             "1,1,32,16,0,8,8", "resident,24,12,2", "resident,60,24,4"})
+      for (int r : radii) {
+        check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan, media);
+        check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, media);
+      }
+  }
+  const std::string small = alpha_file({37, 29}), large = alpha_file({300, 257});
+  for (const char* plan : {static_cast<const char*>(nullptr), "1,2,32,8,0,3,1", "resident,24,12,2"})
+    for (int r : radii) {
+      check_cluster<float>("heat", r, "[37, 29]", 7, 3, plan, small);
+      check_cluster<double>("heat", r, "[300, 257]", 5, 2, plan, large);
+    }
+}
+
+// The heat's alpha varying in 3D (Form::flux: the pair coefficients at a
+// point from the tables along the layers' axis, or a file's alpha by their
+// harmonic means): layers along x (pairs that differ within a pack), y and z
+// (a pack's points share theirs: the steady path), and a file of two
+// materials with a rough interface; one block and clusters of blocks, deep
+// pipelines, every boundary set.
+TEST(GpuCluster, HeatMedia3D) {
+  const char* media_plans[] = {nullptr, "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1", "1,1,8,16,4,1,1"};
+  for (const char* axis : {"x", "y", "z"}) {
+    const std::string media = alpha_layers(axis);
+    for (const char* plan : media_plans)
+      for (int r : radii) {
+        check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, media);
+        check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan, media);
+      }
+    check_cluster<float, 3>("heat", 1, "[23, 18, 30]", 7, 2, "1,1,16,12,9,4,1", media);  // k = 4
+  }
+  const std::string small = alpha_file({19, 13, 11}), large = alpha_file({37, 21, 26});
+  for (const char* plan : media_plans)
+    for (int r : radii) {
+      check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, small);
+      check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan, large);
+    }
+  // The deep family: the flux form in its rings' kernel (alpha in layers: the table; from a file: the pairs).
+  const std::string deep_small = alpha_file({37, 29, 26}), deep_large = alpha_file({69, 53, 13});
+  for (const char* plan : {"deep,16,8,3", "deep,8,6,2"})
+    for (int r : radii) {
+      check_cluster<float, 3>("heat", r, "[37, 29, 26]", 7, 2, plan, alpha_layers("y"));
+      check_cluster<double, 3>("heat", r, "[69, 53, 13]", 5, 2, plan, alpha_layers("y"));
+      check_cluster<float, 3>("heat", r, "[37, 29, 26]", 7, 2, plan, deep_small);
+      check_cluster<double, 3>("heat", r, "[69, 53, 13]", 5, 2, plan, deep_large);
+    }
+}
+
+// The waves' coefficients varying in space (an update made at each point:
+// Form::point): c in layers across x (updates that differ along a row) and
+// across y, the damped wave's gamma in layers too, and absorbing faces
+// (profiles along x and y, calm packs between them); streaming, clustered
+// and resident plans.
+TEST(GpuCluster, WaveMedia2D) {
+  const char* media_plans[] = {nullptr, "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1", "1,1,32,16,0,8,8",
+                               "resident,24,12,2", "resident,60,24,4"};
+  for (const char* axis : {"x", "y"}) {
+    const std::string c = wave_layers(axis, false), damped = wave_layers(axis, true);
+    for (const char* plan : media_plans)
+      for (int r : radii) {
+        check_cluster<float>("wave", r, "[37, 29]", 7, 3, plan, c);
+        check_cluster<double>("wave", r, "[300, 257]", 5, 2, plan, c);
+        check_cluster<double>("damped_wave", r, "[37, 29]", 7, 3, plan, damped);
+      }
+  }
+  const std::vector<std::string> absorbing = {
+      "{default: {type: absorbing, width: 6}, y_high: {type: neumann, value: 0.0}}",
+      "{default: periodic, y_low: {type: absorbing, width: 5}, y_high: {type: absorbing, width: 7}}",
+  };
+  for (const char* plan : media_plans)
+    for (int r : radii) {
+      check_cluster<float>("wave", r, "[37, 29]", 7, 3, plan, "", absorbing);
+      check_cluster<double>("damped_wave", r, "[300, 257]", 5, 2, plan, "", absorbing);
+    }
+}
+
+// The waves' coefficients in 3D (Form::point: a thread's pack column, its
+// updates plane by plane from the classes' table): c in layers along x
+// (updates that differ within a pack) and along z, the damped wave's gamma
+// in layers, and absorbing faces (profiles along x, y and z; the seismic
+// shot's faces: a free surface at z_high); one block and clusters of blocks,
+// deep pipelines; and more x classes than the table takes (each point's
+// update made from the coefficient views).
+TEST(GpuCluster, WaveMedia3D) {
+  const char* media_plans[] = {nullptr, "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1", "1,1,8,16,4,1,1"};
+  for (const char* axis : {"x", "z"}) {
+    const std::string c = wave_layers(axis, false), damped = wave_layers(axis, true);
+    for (const char* plan : media_plans)
+      for (int r : radii) {
+        check_cluster<float, 3>("wave", r, "[19, 13, 11]", 7, 2, plan, c);
+        check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan, damped);
+      }
+    check_cluster<float, 3>("wave", 1, "[23, 18, 30]", 7, 2, "1,1,16,12,9,4,1", c);  // k = 4
+  }
+  const std::vector<std::string> absorbing = {
+      "{default: {type: absorbing, width: 3}, z_high: {type: neumann, value: 0.0}}",
+      "{default: periodic, x_low: {type: absorbing, width: 5}, x_high: {type: absorbing, width: 3}}",
+  };
+  for (const char* plan : media_plans)
+    for (int r : radii) {
+      check_cluster<float, 3>("wave", r, "[19, 13, 11]", 7, 2, plan, "", absorbing);
+      check_cluster<double, 3>("damped_wave", r, "[37, 21, 26]", 5, 2, plan, "", absorbing);
+    }
+  // More x classes than the table takes (a layer of c at nearly every x):
+  // each point's update made from the coefficient views.
+  std::string interfaces, values = "1.0";
+  for (int i = 1; i < 280; ++i) {
+    interfaces += fmt::format("{}{}", i > 1 ? ", " : "", (i + 0.5) / 300.0);
+    values += fmt::format(", {}", 1.0 + 0.001 * i);
+  }
+  const std::string many = fmt::format(
+      "material: {{c: {{type: layers, axis: x, interfaces: [{}], values: [{}]}}}}\n", interfaces, values);
+  for (const char* plan : {"1,1,32,8,8,3,1", "2,1,32,8,8,2,1", "deep,32,6,3"}) {
+    check_cluster<float, 3>("wave", 1, "[301, 9, 10]", 5, 2, plan, many);
+    check_cluster<float, 3>("damped_wave", 2, "[301, 9, 10]", 5, 2, plan, many);
+  }
+  // The deep family: each point's update in its rings' kernel (from the table, or the views above).
+  for (const char* plan : {"deep,16,8,3", "deep,8,6,2"})
+    for (int r : radii) {
+      for (const char* axis : {"x", "z"}) {
+        check_cluster<float, 3>("wave", r, "[37, 29, 26]", 7, 2, plan, wave_layers(axis, false));
+        check_cluster<double, 3>("damped_wave", r, "[69, 53, 13]", 5, 2, plan, wave_layers(axis, true));
+      }
+      check_cluster<float, 3>("wave", r, "[37, 29, 26]", 7, 2, plan, "", absorbing);
+      check_cluster<double, 3>("damped_wave", r, "[69, 53, 13]", 5, 2, plan, "", absorbing);
+    }
+}
+
+TEST(GpuCluster, Sources) {
+  for (const char* eq : {"heat", "wave", "damped_wave"})
+    for (int r : radii) {
+      for (const char* plan : {static_cast<const char*>(nullptr), "1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,4,16,4,0,1,1",
+                               "1,1,32,16,0,8,8", "resident,24,12,2"}) {
+        check_cluster<float>(eq, r, "[37, 29]", 7, 3, plan, point_sources(eq, 2, "float32", r, "[37, 29]"));
+        check_cluster<double>(eq, r, "[300, 257]", 5, 3, plan, point_sources(eq, 2, "float64", r, "[300, 257]"));
+      }
+      for (const char* plan : {static_cast<const char*>(nullptr), "1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "2,1,16,8,5,2,1"}) {
+        check_cluster<float, 3>(eq, r, "[19, 13, 11]", 7, 3, plan, point_sources(eq, 3, "float32", r, "[19, 13, 11]"));
+        check_cluster<double, 3>(eq, r, "[37, 21, 26]", 5, 3, plan,
+                                 point_sources(eq, 3, "float64", r, "[37, 21, 26]"));
+      }
+      for (const char* plan : {"deep,16,8,3", "deep,8,6,2"}) {  // the deep family (fp32 r 1 at k 2-3: register windows)
+        check_cluster<float, 3>(eq, r, "[37, 29, 26]", 7, 3, plan, point_sources(eq, 3, "float32", r, "[37, 29, 26]"));
+        check_cluster<double, 3>(eq, r, "[69, 53, 13]", 5, 3, plan, point_sources(eq, 3, "float64", r, "[69, 53, 13]"));
+      }
+    }
+  // The seismic shot's shape: layers, absorbing faces and a free surface, a Ricker source.
+  const std::string shot =
+      "material: {c: {type: layers, axis: z, interfaces: [0.5, 0.85], values: [3.0, 2.2, 1.5]}}\n" +
+      point_sources("wave", 3, "float32", 1, "[40, 33, 28]");
+  for (const char* plan :
+       {static_cast<const char*>(nullptr), "1,1,16,12,9,4,1", "2,2,8,8,8,3,1", "deep,16,12,3", "deep,8,6,2"})
+    check_cluster<float, 3>("wave", 1, "[40, 33, 28]", 8, 3, plan, shot,
+                            {"{default: {type: absorbing, width: 6}, z_high: {type: neumann, value: 0.0}}"});
+}
+
+// Receivers recorded inside the pipeline (Backend::record_samples): the
+// cluster backend records a level at a set of points at every `every` steps
+// as its launches make them; the values equal the cuda backend's, gathered
+// step by step, bit for bit (the cuda backend: its fields are the host's,
+// and it holds Dirichlet face points at g after every step, where the host
+// sets them as it sweeps the next; the random v0 of these tests differs from
+// g there). Points at faces, corners, tile edges and inside; u^n and
+// u^{n-1}; every 1 and 3; chunks of 7 steps in launches of up to k.
+template <class Real, int D>
+void check_recorded(const char* eq, int radius, const std::string& grid, const char* plan, long every, Level level,
+                    const std::string& extra, const std::string& boundary) {
+  constexpr int steps = 7, chunks = 3;
+  const PlanOverride override_plan(plan, radius);
+  const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
+  const std::string what = fmt::format("{} {}D {} r{} {} plan {} every {} level {}", eq, D, precision, radius, grid,
+                                       override_plan.text(), every, int(level));
+  const Problem p = test::gpu_case(eq, D, precision, radius, boundary, grid, "{type: constant, value: 0}", extra);
+  Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
+  const LocalDomain<D> domain = decomposition.template local_domain<D>();
+  auto reference = cuda::make_cuda_backend<D, Real>(p, domain);  // the reference, one step a launch
+  auto chosen = test::cluster_backend<D, Real>(p, domain);
+  auto& gpu = chosen.backend;
+  ASSERT_EQ(gpu->name(), "cuda-cluster") << what << ": " << chosen.reason;
+  // Owned points: every corner, points next to faces, and a random spread.
+  std::vector<Index<D>> points;
+  std::mt19937 gen(7);
+  for (int c = 0; c < (1 << D); ++c) {
+    Index<D> i{};
+    for (int a = 0; a < D; ++a) i[a] = (c >> a & 1) ? domain.layout.owned[a] - 1 : 0;
+    points.push_back(i);
+  }
+  for (int k = 0; k < 60; ++k) {
+    Index<D> i{};
+    for (int a = 0; a < D; ++a) i[a] = static_cast<long>(gen() % domain.layout.owned[a]);
+    if (k % 5 == 0) i[0] = 1;  // next to a face
+    points.push_back(i);
+  }
+  const std::size_t n = domain.layout.owned_box().size();
+  test::start_from_same_random_fields<D, Real>(p, n, 17 + radius, {reference.get(), gpu.get()});
+  ASSERT_TRUE(gpu->record_samples(level, points, every)) << what;
+  std::vector<Real> expected, value(points.size());
+  std::vector<long> expected_steps;
+  for (int c = 0; c < chunks; ++c) {
+    for (int m = 0; m < steps; ++m) {
+      reference->advance(1);
+      if (reference->step() % every) continue;
+      reference->gather(level, points, value.data());
+      expected.insert(expected.end(), value.begin(), value.end());
+      expected_steps.push_back(reference->step());
+    }
+    gpu->advance(steps);
+    std::vector<long> got_steps;
+    std::vector<Real> got;
+    gpu->take_samples(got_steps, got);
+    EXPECT_EQ(got_steps, expected_steps) << what << " chunk " << c;
+    ASSERT_EQ(got.size(), expected.size()) << what << " chunk " << c;
+    long differ = 0;
+    std::string first;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      if (std::memcmp(&got[k], &expected[k], sizeof(Real)) == 0) continue;
+      if (differ++ == 0) {
+        const Index<D>& i = points[k % points.size()];
+        first = fmt::format(", first at step {} point ({}, {}, {}): {} here, {} on the cuda backend", got_steps[k / points.size()],
+                            i[0], i[1], D == 3 ? i[D - 1] : 0, double(got[k]), double(expected[k]));
+      }
+    }
+    EXPECT_EQ(differ, 0) << what << " chunk " << c << ": " << differ << " of " << got.size() << " samples differ"
+                         << first;
+    expected.clear(), expected_steps.clear();
+  }
+}
+
+TEST(GpuCluster, RecordsReceivers) {
+  auto shot = [](int dims) {
+    return fmt::format(
+        "material: {{c: {{type: layers, axis: y, interfaces: [0.5], values: [1.0, 0.6]}}}}\n"
+        "sources: [{{type: point, position: {}, amplitude: 1.0, time: {{type: ricker, frequency: 3.0}}}}]\n",
+        dims == 2 ? "[0.4, 0.33]" : "[0.4, 0.33, 0.5]");
+  };
+  const std::string faces = "{default: {type: absorbing, width: 4}, y_high: {type: neumann, value: 0.0}}";
+  for (long every : {1L, 3L})
+    for (Level level : {Level::current, Level::previous}) {
+      for (const char* plan : {"1,1,32,8,0,4,2", "1,2,32,8,0,3,1", "1,1,32,16,0,8,8", "resident,24,12,2"}) {
+        check_recorded<float, 2>("wave", 1, "[37, 29]", plan, every, level, shot(2), faces);
+        check_recorded<double, 2>("damped_wave", 2, "[300, 257]", plan, every, level, shot(2), "dirichlet");
+      }
+      for (const char* plan : {"1,1,8,8,8,3,1", "2,2,8,8,8,3,1", "1,1,16,12,9,4,1", "2,1,16,8,5,2,1"}) {
+        check_recorded<float, 3>("wave", 1, "[23, 18, 30]", plan, every, level, shot(3), faces);
+        check_recorded<double, 3>("wave", 1, "[19, 13, 11]", plan, every, level, "", "periodic");
+      }
+    }
+  for (const char* plan : {"1,1,32,8,0,4,2", "resident,24,12,2"})
+    check_recorded<float, 2>("heat", 2, "[37, 29]", plan, 2, Level::current, "", "neumann");
+  check_recorded<float, 3>("heat", 2, "[19, 13, 11]", "2,1,16,8,5,2,1", 2, Level::current, "", "neumann");
+  // Radius 3 and 4: deeper halos and rings around the same points.
+  for (int r : {3, 4}) {
+    for (const char* plan : {"1,2,32,8,0,3,1", "resident,24,12,2"})
+      check_recorded<double, 2>("wave", r, "[37, 29]", plan, 3, Level::previous, shot(2), faces);
+    for (const char* plan : {"1,1,16,12,9,2,1", "2,2,8,8,8,2,1"})
+      check_recorded<float, 3>("damped_wave", r, "[23, 18, 30]", plan, 1, Level::current, shot(3), faces);
+  }
+}
+
+// The columns family with what varies: the heat's alpha in layers across x
+// (a column's pairs) and across y (a row's), point sources (the general path
+// in the iterations that reach their rows; near a corner, where their points
+// wrap on periodic axes and x ghosts mirror them), and both; the most
+// levels with a launch of one step after them, k 3 (launches of 2 and 1) in
+// short segments, and one step a launch.
+TEST(GpuCluster, ColumnsMediaAndSources2D) {
+  for (int r : radii)
+    for (const bool fp64 : {false, true})
+      for (const char* eq : {"heat", "wave", "damped_wave"}) {
+        const bool heat = std::strcmp(eq, "heat") == 0;
+        const int most = cuda::max_levels_columns(r, heat ? 1 : 2, fp64);
+        const std::string plans[] = {fmt::format("columns,256,0,{}", most),
+                                     fmt::format("columns,64,9,{}", std::min(3, most)), "columns,96,0,1"};
+        const char* precision = fp64 ? "float64" : "float32";
+        const std::string grid = fp64 ? "[300, 257]" : "[37, 29]";
+        std::vector<std::string> cases = {point_sources(eq, 2, precision, r, grid)};
+        if (heat)
+          for (const char* axis : {"x", "y"})
+            cases.push_back(alpha_layers(axis)), cases.push_back(alpha_layers(axis) + cases[0]);
+        for (const std::string& plan : plans)
+          for (const std::string& extra : cases)
+            if (fp64)
+              check_cluster<double>(eq, r, grid, most + 1, 2, plan.c_str(), extra);
+            else
+              check_cluster<float>(eq, r, grid, most + 1, 3, plan.c_str(), extra);
+      }
+}
+
+}  // namespace
+}  // namespace heatwave
