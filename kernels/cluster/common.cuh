@@ -165,6 +165,7 @@ __device__ __forceinline__ unsigned opaque(unsigned v) {
   asm volatile("mov.b32 %0, %0;" : "+r"(v));
   return v;
 }
+__device__ __forceinline__ int opaque(int v) { return static_cast<int>(opaque(static_cast<unsigned>(v))); }
 
 inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 

@@ -115,7 +115,14 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   const int TX = geo.plan.tile_x, TY = geo.plan.tile_y, TZ = geo.plan.tile_z;
   const int x0 = ax.out_lo + static_cast<int>(blockIdx.x) * TX;
   const int y0 = ay.out_lo + static_cast<int>(blockIdx.y) * TY;
-  const int z0 = az.out_lo + static_cast<int>(blockIdx.z) * TZ, z1 = min(z0 + TZ, az.out_hi);
+  // The waves' kernels keep z0 and the steady window below (opaque): at
+  // their 124-128 registers the compiler otherwise recomputes them from
+  // blockIdx in every iteration, 25 more instructions before the steady path
+  // (fp32 3D wave 2-5% slower, H100). The heat's kernels, at 64 registers,
+  // are faster without: kept, they recompute other values instead (fp64 r2
+  // 6% slower). docs/performance.md, "the 3D pipeline's loop top".
+  auto kept = [](int v) { return two_levels ? opaque(v) : v; };
+  const int z0 = kept(az.out_lo + static_cast<int>(blockIdx.z) * TZ), z1 = min(z0 + TZ, az.out_hi);
   const int xbase = x0 - geo.halo_left, ybase = y0 - geo.plan.k * R, zs = z0 - reach;
   const SharedPlane plane_tile{W, xbase, ybase};  // a plane of a level's ring
   const int x = xbase + static_cast<int>(threadIdx.x) * V, y = ybase + static_cast<int>(threadIdx.y);
@@ -233,6 +240,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   for (int t = 1; t <= Steps; ++t) steady_first = max(steady_first, first[t]), steady_last = min(steady_last, last[t]);
   if (az.ghosts[0]) steady_first = max(steady_first, R - zs + reach);           // level Steps' plane >= r
   if (az.ghosts[1]) steady_last = min(steady_last, az.n - 1 - R - zs + R + 1);  // level 1's plane <= n-1-r
+  steady_first = kept(steady_first), steady_last = kept(steady_last);
   // The thread's receiver points: those of its pack's lanes in the block's
   // tile and the launch's window (the block that owns a point records it).
   auto own_samples = [&](int& begin, int& end) {
@@ -243,13 +251,16 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   // A thread with a source's or a receiver's point in its pack column (a
   // few in a launch) takes the general path in the iterations where a level
   // makes one of their planes, [events_first, events_last] (on a periodic z
-  // axis, where planes wrap, in every iteration), and there finds and adds
-  // or records them; the others hold an empty window (the heat's kernels run
-  // at their 64 registers).
+  // axis, where planes wrap, in every iteration), and there adds or records
+  // them; the others hold an empty window (the heat's kernels run at their
+  // 64 registers). The source boxes over the pack column are found once, for
+  // the sweep, as the deep kernel does: finding them at each level made the
+  // wave's k 4 kernel 25% longer (166 KB against 136 KB of code).
   int events_first = INT_MAX, events_last = INT_MIN;
+  const unsigned source_boxes = source_lanes<3>(sources, geo, x, y);
   {
     int z_lo = INT_MAX, z_hi = INT_MIN;
-    for (unsigned lanes = source_lanes<3>(sources, geo, x, y); lanes; lanes &= lanes - 1) {
+    for (unsigned lanes = source_boxes; lanes; lanes &= lanes - 1) {
       const SourceBox box = sources.boxes[__ffs(lanes) - 1];
       z_lo = min(z_lo, box.lo[2]), z_hi = max(z_hi, box.hi[2] - 1);
     }
@@ -469,10 +480,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
               result.v[v] =
                   start && t == 1 ? at.start(centre, result.v[v], lap_value) : at.step(centre, result.v[v], lap_value);
           }
-          if (!Steady && events_first <= events_last)
-            if (const unsigned lanes = source_lanes<3>(sources, geo, x, y))
-              result = add_sources<3, Real, Eq, F>(result, lanes, sources, geo, x, y, p, t - 1, start && t == 1, up,
-                                                   updates);
+          if (!Steady && source_boxes)
+            result = add_sources<3, Real, Eq, F>(result, source_boxes, sources, geo, x, y, p, t - 1, start && t == 1,
+                                                 up, updates);
           // Dirichlet face points keep g, z faces first (rare: a branch, not a
           // select a point). ClusterAxis::fixed spelled out here and in the face
           // lanes above, p tested first: asking it per level cost 12% at 512^3
