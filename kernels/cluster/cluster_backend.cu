@@ -114,6 +114,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   bool choose_plan(std::string& reason) {
     std::string origin = "built-in";
     ClusterPlan plan = default_cluster_plan(problem_);
+    std::unique_ptr<ClusterKernel<D, Real>> cached_kernel;  // a cached plan's, made once to check it runs
     if (cluster_plan_from_environment()) {
       origin = "HEATWAVE_CLUSTER_PLAN";
     } else if (settings_.overridden()) {
@@ -127,7 +128,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       const std::string key = ClusterPlanCache::key(current_device().name, problem_, owned, exchanged);
       std::optional<ClusterPlan> cached = cache.find(key);
       std::string why;
-      if (cached && !cached->baseline() && !make_cluster_kernel<Real>(problem_, domain, *cached, media(), why)) {
+      if (cached && !cached->baseline() &&
+          !(cached_kernel = make_cluster_kernel<Real>(problem_, domain, *cached, media(), why))) {
         // Cached by another build, or for a case this key does not tell
         // apart, and refused here: tuned again, not the baseline kernel.
         warning_line("the cached cluster plan (" + cached->text() + ") cannot run this case (" + why +
@@ -144,7 +146,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     }
     // Where the baseline kernel won, it runs: the cluster path ships only where it is faster.
     if (plan.baseline()) return reason = "the baseline step kernel is faster for this case (" + origin + ")", false;
-    kernel_ = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, media(), reason);
+    kernel_ = cached_kernel ? std::move(cached_kernel)
+                            : make_cluster_kernel<Real>(problem_, fields_.domain(), plan, media(), reason);
     if (!kernel_) return false;
     allocate_outputs();
     reason = "plan (" + origin + "): " + kernel_->plan().text() + ", " +
