@@ -127,13 +127,14 @@ def main():
     names = [k for k in kernel_names(args.cuobjdump, args.file) if re.search(args.pattern, k)]
     if not names:
         sys.exit(f"{args.file}: no kernel matches '{args.pattern}'")
-    print(f"{'kernel':42} {'loop-top':>8} {'steady':>7} {'local':>6}")
+    print(f"{'kernel':60} {'loop-top':>8} {'steady':>7} {'local':>6}")
     for name in names:
         m = shape.search(name)
-        label = (f"r{m[1]} {'fp32' if m[2] == 'f' else 'fp64'} {m[3]} k{m[4]} {FORMS[int(m[6])]}"
-                 f"{' clustered' if m[5] == '1' else ''}") if m else name[:42]
+        base = re.match(r"_ZN8heatwave4cuda[0-9]+([A-Za-z0-9_]+?)I", name)
+        label = (f"{base[1] if base else ''} r{m[1]} {'fp32' if m[2] == 'f' else 'fp64'} {m[3]} k{m[4]} "
+                 f"{FORMS[int(m[6])]}{' clustered' if m[5] == '1' else ''}") if m else name[:42]
         counts = loop_top(instructions(args.cuobjdump, args.file, name))
-        print(f"{label:42} " + ("no loop found" if counts is None else "%8d %7d %6d" % counts))
+        print(f"{label:60} " + ("no loop found" if counts is None else "%8d %7d %6d" % counts))
 
 
 if __name__ == "__main__":
