@@ -10,6 +10,8 @@ loop's last 30%. It prints these counts:
             every iteration, steady or not);
   steady    the instructions from the steady path's start to the loop's end;
   local     LDL/STL in the loop (spills the loop pays).
+A kernel built without sources' and receivers' code (Events false) is
+labelled "plain".
 Two builds compared kernel by kernel show where a change moved work into the
 loop (docs/performance.md, "the 3D pipeline's loop top"). It needs cuobjdump
 (CUDA's bin/). The counts are static: they cannot rank two schedules of the
@@ -123,7 +125,7 @@ def main():
     args = parser.parse_args()
     if not shutil.which(args.cuobjdump):
         sys.exit(f"cuobjdump not found at '{args.cuobjdump}': give --cuobjdump (CUDA's bin/)")
-    shape = re.compile(r"_3dILi([0-9])E([fd])NS_[0-9]+([A-Za-z]+)ELi([0-9]+)ELb([01])ELNS0_4FormE([0-9])")
+    shape = re.compile(r"_3dILi([0-9])E([fd])NS_[0-9]+([A-Za-z]+)ELi([0-9]+)ELb([01])ELNS0_4FormE([0-9])(?:ELb([01]))?")
     names = [k for k in kernel_names(args.cuobjdump, args.file) if re.search(args.pattern, k)]
     if not names:
         sys.exit(f"{args.file}: no kernel matches '{args.pattern}'")
@@ -132,7 +134,7 @@ def main():
         m = shape.search(name)
         base = re.match(r"_ZN8heatwave4cuda[0-9]+([A-Za-z0-9_]+?)I", name)
         label = (f"{base[1] if base else ''} r{m[1]} {'fp32' if m[2] == 'f' else 'fp64'} {m[3]} k{m[4]} "
-                 f"{FORMS[int(m[6])]}{' clustered' if m[5] == '1' else ''}") if m else name[:42]
+                 f"{FORMS[int(m[6])]}{' clustered' if m[5] == '1' else ''}{' plain' if m[7] == '0' else ''}") if m else name[:42]
         counts = loop_top(instructions(args.cuobjdump, args.file, name))
         print(f"{label:60} " + ("no loop found" if counts is None else "%8d %7d %6d" % counts))
 

@@ -42,10 +42,15 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
       if (this->pointwise_) classes_.make(geo_, this->point_);
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
+    // (With Events and without: the fewer clusters of the two.)
     const bool clustered = q.blocks() > 1;
     active_clusters_ = with_kernel([&]<int RR, Form F>() {
-      for (int s = 1; s <= q.k; ++s) this->allow_shared_memory(kernel_3d<RR, Real, Eq, F>(s, clustered));
-      return this->max_active_clusters(kernel_3d<RR, Real, Eq, F>(q.k, clustered));
+      int active = INT_MAX;
+      for (const bool events : {true, false}) {
+        for (int s = 1; s <= q.k; ++s) this->allow_shared_memory(kernel_3d<RR, Real, Eq, F>(s, clustered, events));
+        active = std::min(active, this->max_active_clusters(kernel_3d<RR, Real, Eq, F>(q.k, clustered, events)));
+      }
+      return active;
     });
     return this->co_scheduled(reason);
   }
@@ -55,11 +60,11 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     cudaLaunchAttribute attribute[1];
     const cudaLaunchConfig_t config = this->launch_config(attribute, window, stream);
     const ClusterSources<Real> sources = this->sources(step, steps, stream);
-    const bool start = Eq::levels == 2 && step == 0;
+    const bool start = Eq::levels == 2 && step == 0, events = sources.count > 0 || samples.count > 0;
     with_kernel([&]<int R, Form F>() {
-      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, geo_.plan.blocks() > 1), u, u_prev, out_u,
-                                 out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start, this->point_,
-                                 sources, samples, classes_.view(), this->template flux<R>(),
+      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, geo_.plan.blocks() > 1, events), u, u_prev,
+                                 out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start,
+                                 this->point_, sources, samples, classes_.view(), this->template flux<R>(),
                                  this->template flux_table<R>()));
     });
     HW_CUDA(cudaGetLastError());

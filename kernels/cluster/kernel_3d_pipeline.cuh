@@ -34,6 +34,10 @@ namespace heatwave::cuda {
 // Clusters over x-y (Clustered): on sides a peer block serves, levels
 // compute the tile only and the r columns or rows past it come from the
 // peer's ring through DSMEM after a cluster barrier every r iterations.
+// Events: the launch has sources or receivers. A launch with neither runs a
+// kernel without their code (the uniform form's; the media's forms carry
+// it always): their window, tests and registers made the fp64 wave's 3D
+// kernel 6.6% slower even where no thread took them (docs/performance.md).
 
 // Blocks an SM the compiler keeps registers for (__launch_bounds__): the
 // heat fits 64 registers (two blocks of up to 512 threads), the wave, which
@@ -90,7 +94,7 @@ __device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], cons
   }
 }
 
-template <int R, class Real, class Eq, int Steps, bool Clustered, Form F>
+template <int R, class Real, class Eq, int Steps, bool Clustered, Form F, bool Events>
 __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     cluster_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo,
@@ -158,9 +162,9 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     ry0 = max(y0 - (peer_y0 ? 0 : left), ay.core_lo), ry1 = min(y0 + TY + (peer_y1 ? 0 : left), ay.core_hi);
   };
 
-  // What the thread does, fixed for the sweep. Levels it computes: its pack
-  // meets the level's x-y region (points past the region are computed too
-  // and never read).
+  // What the thread does, fixed for the sweep (`role` below). Levels it
+  // computes: its pack meets the level's x-y region (points past the region
+  // are computed too and never read).
   unsigned computes = 0;
 #pragma unroll
   for (int t = 1; t <= Steps; ++t) {
@@ -168,7 +172,6 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     region((Steps - t) * R, cx0, cx1, cy0, cy1);
     if (x + V > cx0 && x < cx1 && y >= cy0 && y < cy1) computes |= 1u << t;
   }
-  computes = opaque(computes);  // one register, not the region tests again at every level
   // Lanes on a Dirichlet x or y face keep g at every level (y before x at
   // edges, as fill_ghosts orders them).
   unsigned face_lanes = 0;
@@ -188,6 +191,19 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   const int wy0 = max(max(y0, ay.out_lo), ay.upd_lo), wy1 = min(min(y0 + TY, ay.out_hi), ay.upd_hi);
   const bool aligned = (geo.lead + xbase) % V == 0;
   const bool writes = y >= wy0 && y < wy1 && x + V > wx0 && x < wx1, whole_x = aligned && x >= wx0 && x + V <= wx1;
+  // The thread's role in one register (opaque): bit t (1..Steps), level t
+  // computes; writes_bit, level Steps writes back; whole_bit, its pack is
+  // whole. Otherwise the compiler makes the tests again at every level: the
+  // heat's plain kernels, at 58 registers, remade the write-back's from the
+  // geometry in the steady path (fp32 r 1 2% slower than with Events). The
+  // heat's kernels with Events keep the levels' bits only: at 64 registers
+  // the write-back's spilled in their loop (fp32 r 1 with a source 4-6% slower).
+  constexpr unsigned writes_bit = 1u, whole_bit = 1u << (Steps + 1);
+  constexpr bool keeps_writes = two_levels || !Events;
+  const unsigned role =
+      opaque(computes | (keeps_writes ? (writes ? writes_bit : 0u) | (whole_x ? whole_bit : 0u) : 0u));
+  const bool writes_back = keeps_writes ? (role & writes_bit) != 0 : writes,
+             whole_pack = keeps_writes ? (role & whole_bit) != 0 : whole_x;
   const long out_column = geo.lead + x + (y + geo.halo) * geo.stride[1] + geo.halo * geo.stride[2];
   // The load: the thread's pack of each level-0 plane (whole where the pack
   // lies in stored data, point by point at faces and wrapped axes).
@@ -245,7 +261,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   // tile and the launch's window (the block that owns a point records it).
   auto own_samples = [&](int& begin, int& end) {
     begin = end = 0;
-    if (samples.count > 0 && y >= y0 && y < min(y0 + TY, ay.out_hi))
+    if (Events && samples.count > 0 && y >= y0 && y < min(y0 + TY, ay.out_hi))
       sample_range<3>(samples.points, samples.count, y, max(x, x0), min(x + V, min(x0 + TX, ax.out_hi)), begin, end);
   };
   // A thread with a source's or a receiver's point in its pack column (a
@@ -257,8 +273,8 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   // the sweep, as the deep kernel does: finding them at each level made the
   // wave's k 4 kernel 22% longer (166 KB against 136 KB of code).
   int events_first = INT_MAX, events_last = INT_MIN;
-  const unsigned source_boxes = source_lanes<3>(sources, geo, x, y);
-  {
+  const unsigned source_boxes = Events ? source_lanes<3>(sources, geo, x, y) : 0u;
+  if constexpr (Events) {
     int z_lo = INT_MAX, z_hi = INT_MIN;
     for (unsigned lanes = source_boxes; lanes; lanes &= lanes - 1) {
       const SourceBox box = sources.boxes[__ffs(lanes) - 1];
@@ -394,7 +410,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
       for (int t = 1; t <= Steps; ++t) {
         const int q = i - t * R, p = zs + q;
         Vec result;
-        if ((Steady || (i >= first[t] && i < last[t])) && (computes >> t & 1)) {
+        if ((Steady || (i >= first[t] && i < last[t])) && (role >> t & 1)) {
           // Level t-1's planes p-r..p+r at (x, y): its window (radius 1) or
           // its ring; z ghost planes (never computed) mirror the planes they reflect.
           Vec column[2 * R + 1];
@@ -480,9 +496,10 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
               result.v[v] =
                   start && t == 1 ? at.start(centre, result.v[v], lap_value) : at.step(centre, result.v[v], lap_value);
           }
-          if (!Steady && source_boxes)
-            result = add_sources<3, Real, Eq, F>(result, source_boxes, sources, geo, x, y, p, t - 1, start && t == 1,
-                                                 up, updates);
+          if constexpr (Events)
+            if (!Steady && source_boxes)
+              result = add_sources<3, Real, Eq, F>(result, source_boxes, sources, geo, x, y, p, t - 1, start && t == 1,
+                                                   up, updates);
           // Dirichlet face points keep g, z faces first (rare: a branch, not a
           // select a point). ClusterAxis::fixed spelled out here and in the face
           // lanes above, p tested first: asking it per level cost 12% at 512^3
@@ -500,16 +517,16 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           // Receivers: the level of step t of the launch, or the one before
           // it (u^{m-1}: level t-1 at p), on planes of the block's slab.
           int row;
-          if (!Steady && events_first <= events_last && p >= z0 && p < z1 && samples.sampled(t, row)) {
+          if (!Steady && Events && events_first <= events_last && p >= z0 && p < z1 && samples.sampled(t, row)) {
             int begin, end;
             own_samples(begin, end);
             record_samples_3d(result, mid, samples, begin, end, x, p, row);
           }
           if (t < Steps) {
             store_shared_pack(own_pack(t, q), result);
-          } else if (writes && (Steady || (i >= out_first && i < out_last))) {
+          } else if (writes_back && (Steady || (i >= out_first && i < out_last))) {
             const long out = out_column + p * geo.stride[2];
-            if (whole_x) {
+            if (whole_pack) {
               store_pack(out_u + out, result);
               if constexpr (two_levels) store_pack(out_u_prev + out, mid);  // the new u^{n-1}: level Steps-1 at p
             } else {
@@ -528,7 +545,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
           if (t < Steps) push(window[t], result);
       }
     };
-    if (steady_thread && i >= steady_first && i < steady_last && (i < events_first || i > events_last)) {
+    if (steady_thread && i >= steady_first && i < steady_last && (!Events || i < events_first || i > events_last)) {
       if constexpr (F == Form::flux) {
         if (flux_table.axis == 1)
           levels.template operator()<true, 1>();
@@ -554,30 +571,41 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
 }
 
 // The 3D kernel of a form for a launch of `steps` steps (1..max_levels_3d(R)),
-// in clusters of one block or more.
+// in clusters of one block or more, with the code of sources and receivers
+// (Events) or without.
 template <int R, class Real, class Eq>
 using Kernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
                           typename Eq::template Update<Real>, int, bool, PointUpdates<3, Real, Eq>,
                           ClusterSources<Real>, ClusterSamples<Real>,
                           UpdateClasses3D<typename Eq::template Update<Real>>, FluxPairs<3, R, Real>,
                           FluxTable<3, R, Real>);
-template <int R, class Real, class Eq, bool Clustered, Form F, int... S>
+template <int R, class Real, class Eq, bool Clustered, Form F, bool Events, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
-  return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F>...};
+  return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{
+      cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F, Events>...};
 }
-template <int R, class Real, class Eq, Form F, bool Clustered>
+template <int R, class Real, class Eq, Form F, bool Clustered, bool Events>
 Kernel3D<R, Real, Eq> kernel_3d_of(int steps) {
   constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
-  return kernels_3d<R, Real, Eq, Clustered, F>(counts)[steps - 1];
+  return kernels_3d<R, Real, Eq, Clustered, F, Events>(counts)[steps - 1];
 }
+// Kernels without Events are built for the uniform form only: the media's
+// runs come with sources or receivers as a rule, and both ways would double
+// their units in the build.
+template <Form F>
+constexpr bool events_apart = F == Form::uniform;
 template <int R, class Real, class Eq, Form F>
-Kernel3D<R, Real, Eq> kernel_3d(int steps, bool clustered) {
-  return clustered ? kernel_3d_of<R, Real, Eq, F, true>(steps) : kernel_3d_of<R, Real, Eq, F, false>(steps);
+Kernel3D<R, Real, Eq> kernel_3d(int steps, bool clustered, bool events) {
+  if constexpr (events_apart<F>)
+    if (!events)
+      return clustered ? kernel_3d_of<R, Real, Eq, F, true, false>(steps)
+                       : kernel_3d_of<R, Real, Eq, F, false, false>(steps);
+  return clustered ? kernel_3d_of<R, Real, Eq, F, true, true>(steps) : kernel_3d_of<R, Real, Eq, F, false, true>(steps);
 }
-// A form's kernels of one radius, precision, equation and clustering:
-// declared (`which`: extern) in the unit of the kernel objects, built
-// (`which` empty) in a unit of their own (CMakeLists.txt generates both).
-#define HEATWAVE_CLUSTER_FORM_3D(which, R, Real, Eq, F, Clustered) \
-  which template Kernel3D<R, Real, Eq> kernel_3d_of<R, Real, Eq, F, Clustered>(int);
+// A form's kernels of one radius, precision, equation, clustering and
+// Events: declared (`which`: extern) in the unit of the kernel objects,
+// built (`which` empty) in a unit of their own (CMakeLists.txt generates both).
+#define HEATWAVE_CLUSTER_FORM_3D(which, R, Real, Eq, F, Clustered, Events) \
+  which template Kernel3D<R, Real, Eq> kernel_3d_of<R, Real, Eq, F, Clustered, Events>(int);
 
 }  // namespace heatwave::cuda
