@@ -12,10 +12,11 @@
 #include <tuple>
 #include <vector>
 
+#include "core/dispatch.hpp"
 #include "kernels/cluster/kernel.cuh"
+#include "kernels/cluster/source_boxes.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/pack.cuh"
-#include "core/dispatch.hpp"
 #include "solver/media.hpp"
 #include "solver/stencil.hpp"
 
@@ -179,23 +180,11 @@ inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 // A source's points are boxes of the rank's coordinates (a point source's
 // 2^D points, a Gaussian's box; a periodic axis splits a box where it wraps),
 // each with its source's factors along its axes (SourceTerm): a short list,
-// a few numbers an axis however many points a box holds. A thread with a box
-// over its pack (source_lanes) takes the kernels' general path and finds
-// them again there; the others keep one flag (kernel_2d.cuh, kernel_3d.cuh).
+// a few numbers an axis however many points a box holds (SourceBox, made
+// on the host: source_boxes.hpp). A thread with a box over its pack
+// (source_lanes) takes the kernels' general path and finds them again
+// there; the others keep one flag (kernel_2d.cuh, kernel_3d.cuh).
 
-struct SourceBox {
-  int lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};  // local coordinates, wrapped into [0, n) on a periodic axis
-  int source = 0;                            // its place in the config
-  int factor[3] = {0, 0, 0};                 // where its factors along each axis start in ClusterSources::weights
-  __host__ __device__ bool holds(int a, int c) const { return c >= lo[a] && c < hi[a]; }
-  // Its q at (x, y, z), which it holds (z: 3D), as the host makes it (SourceTerm).
-  template <int D, class Real>
-  __device__ Real q(const Real* weights, int x, int y, int z) const {
-    Real product = weights[factor[0] + x - lo[0]] * weights[factor[1] + y - lo[1]];
-    if constexpr (D == 3) product *= weights[factor[2] + z - lo[2]];
-    return product;
-  }
-};
 template <class Real>
 struct ClusterSources {
   const SourceBox* boxes = nullptr;

@@ -84,54 +84,14 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     return set_sources(media, reason);
   }
 
-  // The sources' boxes the kernels add (ClusterSources): each source's
-  // points that the update box holds (not a ghost, not a Dirichlet face
-  // point), wrapped on a periodic axis, where a periodic image is the point
-  // itself (the first of them kept); along each axis, runs of consecutive
-  // coordinates with their factors, and a box for each product of runs.
+  // The sources' boxes the kernels add (ClusterSources, make_source_boxes).
   bool set_sources(const ClusterMedia<D, Real>& media, std::string& reason) {
     times_ = media.source_times;
     if (!media.listed) return reason = "the cluster kernels add no field source (every point a source's)", false;
-    std::vector<SourceBox> boxes;
-    std::vector<Real> weights;
-    for (std::size_t t = 0; t < media.sources.size(); ++t) {
-      const SourceTerm<D, Real>& term = media.sources[t];
-      // Along each axis: the coordinates kept, in order, each with its first
-      // index in the term; their runs, each with where its factors start.
-      std::array<std::vector<std::pair<int, std::size_t>>, D> kept;
-      std::array<std::vector<std::pair<std::size_t, int>>, D> runs;
-      for (int a = 0; a < D; ++a) {
-        const ClusterAxis& axis = geo_.axis[a];
-        for (std::size_t k = 0; k < term.index[a].size(); ++k) {
-          const long c = axis.periodic ? sample_index(term.index[a][k], axis.n, true) : term.index[a][k];
-          if (c >= axis.upd_lo && c < axis.upd_hi) kept[a].emplace_back(static_cast<int>(c), k);
-        }
-        std::stable_sort(kept[a].begin(), kept[a].end(),
-                         [](const auto& l, const auto& r) { return l.first < r.first; });
-        kept[a].erase(std::unique(kept[a].begin(), kept[a].end(),
-                                  [](const auto& l, const auto& r) { return l.first == r.first; }),
-                      kept[a].end());
-        for (std::size_t k = 0; k < kept[a].size(); ++k) {
-          if (k == 0 || kept[a][k].first != kept[a][k - 1].first + 1)
-            runs[a].emplace_back(k, static_cast<int>(weights.size()));
-          weights.push_back(term.factor[a][kept[a][k].second]);
-        }
-      }
-      std::array<std::size_t, D> run{};  // a box's run along each axis, x fastest
-      for (bool more = std::all_of(runs.begin(), runs.end(), [](const auto& r) { return !r.empty(); }); more;) {
-        SourceBox box;
-        box.source = static_cast<int>(t);
-        for (int a = 0; a < D; ++a) {
-          const std::size_t begin = runs[a][run[a]].first;
-          const std::size_t end = run[a] + 1 < runs[a].size() ? runs[a][run[a] + 1].first : kept[a].size();
-          box.lo[a] = kept[a][begin].first, box.hi[a] = kept[a][end - 1].first + 1;
-          box.factor[a] = runs[a][run[a]].second;
-        }
-        boxes.push_back(box);
-        more = false;
-        for (int a = 0; a < D && !more; ++a) more = ++run[a] < runs[a].size() || (run[a] = 0, false);
-      }
-    }
+    std::array<SourceAxis, D> axes;
+    for (int a = 0; a < D; ++a)
+      axes[a] = {geo_.axis[a].n, geo_.axis[a].periodic, geo_.axis[a].upd_lo, geo_.axis[a].upd_hi};
+    const auto [boxes, weights] = make_source_boxes<D, Real>(media.sources, axes);
     if (boxes.size() > static_cast<std::size_t>(max_cluster_source_boxes))
       return reason = "the cluster kernels add at most " + std::to_string(max_cluster_source_boxes) +
                       " source boxes a rank (a point source's points or a Gaussian's box, split where a periodic "
