@@ -357,9 +357,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
     // u^{m-1}: level t-2 at p (t = 1: the loaded u^{n-1}, its plane made r iterations ago).
     [[maybe_unused]] Vec before[NY];  // two levels only
     if constexpr (two_levels) {
-      if (Levels > 0 && t >= 2) {
-        before[0] = window[t - 2][0];
-      } else {
+      bool windowed = false;  // (if constexpr: without windows, the window is never written)
+      if constexpr (Levels > 0)
+        if (t >= 2) before[0] = window[t - 2][0], windowed = true;
+      if (!windowed) {
         const Real* b = t == 1 ? made(0, R) + S0 * PS : made(t - 2, 2 * R);
 #pragma unroll
         for (int j = 0; j < NY; ++j) before[j] = load_pack(b + j * W);

@@ -268,7 +268,9 @@ TEST(UnitConfig, ClusterPlanCandidates) {
               plan.fields() + " (" + std::to_string(dims) + "D r" + std::to_string(radius) + " " + precision + ")";
           EXPECT_EQ(cuda::ClusterPlan::parse(plan.fields()), plan) << what;
           EXPECT_GE(plan.tile_x, 2 * radius) << what;
-          if (!plan.columns) EXPECT_GE(plan.tile_y, 2 * radius) << what;  // columns: 0, segments sized to the GPU
+          if (!plan.columns) {
+            EXPECT_GE(plan.tile_y, 2 * radius) << what;  // columns: 0, segments sized to the GPU
+          }
           resident = resident || plan.resident;
           deep = deep || plan.deep;
           columns = columns || plan.columns;
