@@ -42,9 +42,15 @@
 // its own, or the column its ghost mirrors) holds a source point adds it as
 // the host does, Update::force before a Dirichlet point is set back to g, in
 // the general path; the block takes that path in the iterations whose rows
-// reach its sources' rows, as it does near a y face. Kernels with sources
-// are their own (Sources): the values that find them, held through the
-// sweep, cost the kernels without 5-7% (H100, heat fp64 r 1).
+// reach its sources' rows, as it does near a y face. Receivers
+// (Backend::record_samples) are recorded in those iterations too: after the
+// levels, the thread that keeps a receiver's column writes each sampled
+// level at the receiver's row (or the level before it, u^{m-1}) into its
+// sample row, so sample steps end no chunk. Kernels with sources, and with
+// receivers, are their own (ColumnEvents): the values that find sources,
+// held through the sweep, cost the kernels without 5-7% (H100, heat fp64
+// r 1), and the receivers' code cost the sources' kernels registers (fp32
+// heat r 1 k 12: 134 bytes of spills; its source row fell 7%).
 #pragma once
 #include "kernels/cluster/kernel_object.cuh"
 
@@ -102,18 +108,37 @@ __device__ __forceinline__ void rows_of(const ClusterAxis& a, int p_lo, int p_hi
   last = at_last >= p_lo && at_last < p_hi ? hi - 1 : hi - 1 - (at_last - (p_hi - 1) + a.n) % a.n;
 }
 
-template <int R, int K, class Real, class Eq, Form F, bool Sources>
+// Receivers: the value of point (x, y) at a sampled step (`made`) or
+// (u^{m-1}) before it into sample row `row` of each receiver point there,
+// from point `from` on (sorted by x, then y).
+template <class Real>
+__device__ __forceinline__ void record_column(const ClusterSamples<Real>& samples, int from, int x, int y, int row,
+                                              Real before, Real made) {
+  for (int k = from; k < samples.count; ++k) {
+    const SamplePoint p = samples.points[k];
+    if (p.i[0] != x || p.i[1] > y) break;
+    if (p.i[1] == y) samples.rows[static_cast<long>(row) * samples.count + p.slot] = samples.previous ? before : made;
+  }
+}
+
+// What a columns kernel adds to the stencil: nothing, sources, or
+// receivers (and sources, where the case has them).
+enum class ColumnEvents { none, sources, receivers };
+
+template <int R, int K, class Real, class Eq, Form F, ColumnEvents E>
 __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(Real) == 8))
     columns_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
                       const __grid_constant__ ColumnFaces<Real, R> faces, const FluxTable<2, R, Real> flux_table,
-                      const ClusterSources<Real> sources, const bool start, const int segment_rows) {
+                      const ClusterSources<Real> sources, const bool start, const int segment_rows,
+                      const ClusterSamples<Real> samples) {
   static_assert(F == Form::uniform || F == Form::flux, "the columns kernels take constant alpha or its table");
   // The rows the levels make reach K r + (K + 1) C past the window: the layers' table's entries by row.
   static_assert(K * R + (K + 1) * columns_chunk<Real, R> <= flux_table_pad);
   constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, reach = K * R;
   constexpr bool Wave = Eq::levels == 2;
+  constexpr bool Events = E != ColumnEvents::none, Records = E == ColumnEvents::receivers;
   Real* const shared = reinterpret_cast<Real*>(cluster_shared);
   auto buffer = [&](int level, int parity) { return shared + (level * 2 + parity) * C * W + R; };
   const ClusterAxis& ax = geo.axis[0];
@@ -150,15 +175,18 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   const bool stored_x = source_coordinate(ax, computed, gx);
   const int chunks = (y1 - ys + C - 1) / C;  // level K's last chunk ends at or past y1
 
-  // Sources: whether the thread's column holds one's point, and the rows of
-  // the block's points (its sweep's rows that wrap to them: level 1 makes
-  // rows up to K - 1 chunks past the segment's, the cone of the levels
-  // after it), block-wide.
-  __shared__ int source_rows[2];
-  [[maybe_unused]] const int source_x = Sources ? wrapped_coordinate(ax, computed) : 0;
+  // Events: whether the thread's column holds a source's point, and the rows
+  // of the block's points (its sweep's rows that wrap to them: level 1 makes
+  // rows up to K - 1 chunks past the segment's, the cone of the levels after
+  // it); its first receiver point in the segment where the thread keeps a
+  // column of the window (the points are sorted by x, then y); the rows of
+  // both, block-wide.
+  __shared__ int event_rows[2];
+  [[maybe_unused]] const int source_x = Events ? wrapped_coordinate(ax, computed) : 0;
   [[maybe_unused]] unsigned sourced = 0;  // the boxes over the thread's column, a bit each
-  if constexpr (Sources) {
-    if (tid == 0) source_rows[0] = INT_MAX, source_rows[1] = INT_MIN;
+  [[maybe_unused]] int sample_from = -1;  // the first receiver point the thread records, -1: none
+  if constexpr (Events) {
+    if (tid == 0) event_rows[0] = INT_MAX, event_rows[1] = INT_MIN;
     __syncthreads();
     int lo = INT_MAX, hi = INT_MIN;
     for (int e = 0; e < sources.count; ++e) {
@@ -168,7 +196,17 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
       if (!box.holds(0, source_x) || first > last) continue;
       sourced |= 1u << e, lo = min(lo, first), hi = max(hi, last);
     }
-    if (sourced) atomicMin(&source_rows[0], lo), atomicMax(&source_rows[1], hi);
+    if (Records && samples.count > 0 && tid >= reach && tid < NT - reach && x >= ax.out_lo && x < ax.out_hi) {
+      int begin, end;
+      sample_range<2>(samples.points, samples.count, 0, x, x + 1, begin, end);
+      for (int k = begin; k < end; ++k) {
+        const int y = samples.points[k].i[1];
+        if (y < y0 || y >= y1) continue;
+        if (sample_from < 0) sample_from = k;
+        lo = min(lo, y), hi = max(hi, y);
+      }
+    }
+    if (sourced || sample_from >= 0) atomicMin(&event_rows[0], lo), atomicMax(&event_rows[1], hi);
   }
   // Form::flux: the point's pairs at pairs[y pair_rows], the row's (layers
   // along y) or the column's (along x: the same entry each row). No choice
@@ -186,7 +224,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // Whether the block holds x ghosts or a Dirichlet point (its face paths);
   // the barrier also orders the writes above before the first level reads them.
   const bool face_strip = __syncthreads_or(ghost_lo || ghost_hi || fixed_x);
-  [[maybe_unused]] const int source_lo = Sources ? source_rows[0] : 0, source_hi = Sources ? source_rows[1] : 0;
+  [[maybe_unused]] const int event_lo = Events ? event_rows[0] : 0, event_hi = Events ? event_rows[1] : 0;
 
   // Level L: the R rows before the chunk level L+1 reads, that chunk, and
   // (two levels) the chunk before it, level L+2's u^{m-1}.
@@ -296,7 +334,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
           next = up.start(centre, older[c], lap_value);
         else
           next = up.step(centre, older[c], lap_value);
-        if (Sources && General && sourced) {  // config order, f(t_n) of the launch's step t - 1
+        if (Events && General && sourced) {  // config order, f(t_n) of the launch's step t - 1
           const int source_y = wrapped_coordinate(ay, y);
           for (unsigned boxes = sourced; boxes; boxes &= boxes - 1) {
             const SourceBox& box = sources.boxes[__ffs(boxes) - 1];
@@ -329,12 +367,47 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
     auto levels = [&]<bool General, bool XFaces, int... T>(std::integer_sequence<int, T...>) {
       publish(buffer(0, i & 1), made, XFaces);
       (level.template operator()<General, XFaces, T + 1>(), ...);
+      if constexpr (Records) {  // (apart from General: one test on both made the kernels without capture what it names)
+        if constexpr (General) {
+          // Receivers, after the levels, from where each level's chunk is
+          // now: level t's chunk i - t in level t's shared buffer (t < K: the
+          // thread's own column, written by itself) or in made (level K), and
+          // (two levels) the level before it in level t - 1's buffer (its
+          // other parity). Held in registers to record inside the levels,
+          // these values cost the steady path registers (H100 ptxas, heat fp64
+          // r 1 k 8: 105 -> 136, past the 128 of two blocks an SM). A
+          // Dirichlet x face's buffer holds g at every level; its thread
+          // computes its column like any other.
+          if (sample_from >= 0) {
+            auto record_row = [&](int t, int row, int c, Real now) {
+              const int y = ys + (i - t) * C + c;
+              if (y >= y1) return;
+              const Real before = Wave ? buffer(t - 1, (i - t) & 1)[c * W + tid] : now;
+              record_column(samples, sample_from, x, y, row, before, now);
+            };
+            int row;
+#pragma unroll 1
+            for (int t = 1; t < K; ++t)
+              if (samples.sampled(t, row))
+#pragma unroll 1
+                for (int c = 0; c < C; ++c) record_row(t, row, c, buffer(t, (i - t) & 1)[c * W + tid]);
+            if (samples.sampled(K, row)) {
+              const Real g = ax.fixed(0, x) ? faces.g[0][0] : faces.g[0][1];
+#pragma unroll
+              for (int c = 0; c < C; ++c) {
+                const int y = ys + (i - K) * C + c;
+                record_row(K, row, c, fixed_x && !ay.fixed(0, y) && !ay.fixed(1, y) ? g : made[c]);
+              }
+            }
+          }
+        }
+      }
     };
     // The rows the levels compute this iteration, [ys + (i - K) C, ys + i C):
     // a block-uniform choice of path.
     const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;
     if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R) ||
-        (Sources && rows_lo <= source_hi && rows_hi > source_lo))
+        (Events && rows_lo <= event_hi && rows_hi > event_lo))
       levels.template operator()<true, true>(std::make_integer_sequence<int, K>{});
     else if (face_strip)
       levels.template operator()<false, true>(std::make_integer_sequence<int, K>{});
@@ -349,19 +422,19 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
 template <int R, class Real, class Eq>
 using ColumnsKernel2D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>,
                                  LaplacianWeights<2, R, Real>, typename Eq::template Update<Real>, ColumnFaces<Real, R>,
-                                 FluxTable<2, R, Real>, ClusterSources<Real>, bool, int);
+                                 FluxTable<2, R, Real>, ClusterSources<Real>, bool, int, ClusterSamples<Real>);
 template <int R, class Real, class Eq>
 struct ColumnsKernels2D {
   static constexpr int most = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
   ColumnsKernel2D<R, Real, Eq> by_levels[most + 1] = {};
 };
-template <int R, class Real, class Eq, Form F, bool Sources>
+template <int R, class Real, class Eq, Form F, ColumnEvents E>
 ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   ColumnsKernels2D<R, Real, Eq> kernels;
   [&]<int... K>(std::integer_sequence<int, K...>) {
     auto add = [&]<int L>() {
       if constexpr (columns_levels_compiled(R, Eq::levels, sizeof(Real) == 8, L))
-        kernels.by_levels[L] = columns_kernel_2d<R, L, Real, Eq, F, Sources>;
+        kernels.by_levels[L] = columns_kernel_2d<R, L, Real, Eq, F, E>;
     };
     (add.template operator()<K + 1>(), ...);
   }
@@ -369,14 +442,14 @@ ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   return kernels;
 }
 // A form's columns kernels (r 1-4) of a precision and equation, with
-// sources or without: declared (`which`: extern) in the unit of the columns
+// events (ColumnEvents) or without: declared (`which`: extern) in the unit of the columns
 // object, built (`which` empty) in a unit of their own (CMakeLists.txt
 // generates both).
-#define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, Real, Eq, F, S)                         \
-  which template ColumnsKernels2D<1, Real, Eq> columns_kernels_2d<1, Real, Eq, F, S>(); \
-  which template ColumnsKernels2D<2, Real, Eq> columns_kernels_2d<2, Real, Eq, F, S>(); \
-  which template ColumnsKernels2D<3, Real, Eq> columns_kernels_2d<3, Real, Eq, F, S>(); \
-  which template ColumnsKernels2D<4, Real, Eq> columns_kernels_2d<4, Real, Eq, F, S>();
+#define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, Real, Eq, F, E)                                       \
+  which template ColumnsKernels2D<1, Real, Eq> columns_kernels_2d<1, Real, Eq, F, ColumnEvents::E>(); \
+  which template ColumnsKernels2D<2, Real, Eq> columns_kernels_2d<2, Real, Eq, F, ColumnEvents::E>(); \
+  which template ColumnsKernels2D<3, Real, Eq> columns_kernels_2d<3, Real, Eq, F, ColumnEvents::E>(); \
+  which template ColumnsKernels2D<4, Real, Eq> columns_kernels_2d<4, Real, Eq, F, ColumnEvents::E>();
 
 namespace {
 
@@ -406,20 +479,24 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     threads_x_ = q.tile_x, threads_y_ = 1;
     with_radius(R, [&]<int RR>() { shared_bytes_ = columns_shared_bytes<Real, RR>(launch_steps(q.k)); });
     if (!this->fits_device(reason)) return false;
-    active_clusters_ = INT_MAX;  // the fewest of any kernel the plan's launches may run
-    with_kernels([&]<int RR>(const ColumnsKernels2D<RR, Real, Eq>& kernels) {
-      for (int k = 1; k <= q.k; ++k)
-        if (launch_steps(k) == k)
-          active_clusters_ = std::min(active_clusters_, this->resident_blocks(kernels.by_levels[k]));
-    });
-    if (active_clusters_ == 0)
+    // The fewest blocks at once of the kernels the plan's launches may run
+    // (each allowed its shared memory): the case's (with sources or without)
+    // and those that record receivers. Each sizes its launches' segments.
+    for (const ColumnEvents e : {case_events(), ColumnEvents::receivers}) {
+      int& active = active_[static_cast<int>(e)];
+      active = INT_MAX;
+      with_kernels(e, [&]<int RR>(const ColumnsKernels2D<RR, Real, Eq>& kernels) {
+        for (int k = 1; k <= q.k; ++k)
+          if (launch_steps(k) == k) active = std::min(active, this->resident_blocks(kernels.by_levels[k]));
+      });
+    }
+    active_clusters_ = active_[static_cast<int>(case_events())];
+    if (active_clusters_ == 0 || active_[static_cast<int>(ColumnEvents::receivers)] == 0)
       return reason =
                  plan + ": no block fits an SM (" + std::to_string(shared_bytes_ / 1024) + " KiB of shared memory)",
              false;
     return true;
   }
-
-  bool records_samples() const override { return false; }
 
   // The most levels compiled up to the plan's k and `left`.
   int launch_steps(int left) const override {
@@ -430,7 +507,6 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
 
   void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<2>& window,
               long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
-    if (samples.count > 0) throw Error(ExitCode::internal, "a columns plan records no receivers");
     if (launch_steps(steps) != steps)
       throw Error(ExitCode::internal, "a columns launch of " + std::to_string(steps) + " steps (not compiled)");
     for (int a = 0; a < 2; ++a)
@@ -441,31 +517,41 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     const int rows = geo_.axis[1].out_hi - geo_.axis[1].out_lo;
     const ClusterSources<Real> sources = this->sources(step, steps, stream);
     const bool start = Eq::levels == 2 && step == 0;
-    with_kernels([&]<int R>(const ColumnsKernels2D<R, Real, Eq>& kernels) {
+    const ColumnEvents events = samples.count > 0 ? ColumnEvents::receivers : case_events();
+    with_kernels(events, [&]<int R>(const ColumnsKernels2D<R, Real, Eq>& kernels) {
       const int segments = q.tile_y > 0 ? (rows + q.tile_y - 1) / q.tile_y
-                                        : fastest_segments(strips, rows, steps, columns_chunk<Real, R>);
+                                        : fastest_segments(strips, rows, steps, columns_chunk<Real, R>,
+                                                           active_[static_cast<int>(events)]);
       const int segment_rows = (rows + segments - 1) / segments;
       const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
       kernels.by_levels[steps]<<<grid, q.tile_x, columns_shared_bytes<Real, R>(steps), stream>>>(
           u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, ColumnFaces<Real, R>::make(geo_),
-          this->template flux_table<R>(), sources, start, segment_rows);
+          this->template flux_table<R>(), sources, start, segment_rows, samples);
     });
     HW_CUDA(cudaGetLastError());
   }
 
  private:
-  // f.template operator()<R>(kernels) with the case's radius, form and
-  // sources (the flux form only for an equation with a flux coefficient).
+  // The kernels a launch without receivers runs.
+  ColumnEvents case_events() const { return this->source_count_ > 0 ? ColumnEvents::sources : ColumnEvents::none; }
+  // f.template operator()<R>(kernels) with the case's radius and form, and
+  // `events` (the flux form only for an equation with a flux coefficient).
   template <class Fn>
-  void with_kernels(Fn&& f) const {
+  void with_kernels(ColumnEvents events, Fn&& f) const {
     with_radius(this->radius_, [&]<int R>() {
-      auto with_sources = [&]<Form F>() {
-        if (this->source_count_ > 0) return f.template operator()<R>(columns_kernels_2d<R, Real, Eq, F, true>());
-        f.template operator()<R>(columns_kernels_2d<R, Real, Eq, F, false>());
+      auto with_events = [&]<Form F>() {
+        switch (events) {
+          case ColumnEvents::none:
+            return f.template operator()<R>(columns_kernels_2d<R, Real, Eq, F, ColumnEvents::none>());
+          case ColumnEvents::sources:
+            return f.template operator()<R>(columns_kernels_2d<R, Real, Eq, F, ColumnEvents::sources>());
+          case ColumnEvents::receivers:
+            return f.template operator()<R>(columns_kernels_2d<R, Real, Eq, F, ColumnEvents::receivers>());
+        }
       };
       if constexpr (Eq::flux_coefficient != nullptr)
-        if (this->flux_) return with_sources.template operator()<Form::flux>();
-      with_sources.template operator()<Form::uniform>();
+        if (this->flux_) return with_events.template operator()<Form::flux>();
+      with_events.template operator()<Form::uniform>();
     });
   }
 
@@ -474,24 +560,27 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   // and the chunks of `chunk` rows that fill and drain the sweep). Filling
   // the slots once is not enough: at 16384^2 (71 strips, 264 slots) 3
   // segments leave 51 slots idle, 11 take three waves of shorter blocks.
-  int fastest_segments(int strips, int rows, int steps, int chunk) const {
+  // `active`: the block slots of the launch's kernels.
+  int fastest_segments(int strips, int rows, int steps, int chunk, int active) const {
     const int reach = steps * this->radius_;
     int best = 1;
     double best_rows = 0;
     for (int s = 1; s <= std::min(rows, 256); ++s) {
-      const long waves = (static_cast<long>(strips) * s + active_clusters_ - 1) / active_clusters_;
+      const long waves = (static_cast<long>(strips) * s + active - 1) / active;
       const double block_rows = waves * ((rows + s - 1) / s + reach + steps * chunk);
       if (s == 1 || block_rows < best_rows) best = s, best_rows = block_rows;
     }
     return best;
   }
+
+  int active_[3] = {0, 0, 0};  // blocks the GPU holds at once, by ColumnEvents
 };
 
 }  // namespace
 
 // The kernel object of a columns plan (null, with `reason`, where it cannot
 // run): declared (`which`: extern) in the unit of the 2D kernel objects,
-// built with its uniform form's kernels without sources (`which` empty) in
+// built with its uniform form's kernels without events (`which` empty) in
 // a unit of its own a precision and equation (CMakeLists.txt generates both).
 template <class Real, class Eq>
 std::unique_ptr<ClusterKernel<2, Real>> make_columns_kernel_2d(const Problem& problem, const LocalDomain<2>& domain,

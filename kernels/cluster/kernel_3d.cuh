@@ -42,11 +42,13 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
       if (this->pointwise_) classes_.make(geo_, this->point_);
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
-    // (With Events and without: the fewer clusters of the two.)
+    // (With Events and without, where the form is built both ways: the fewer
+    // clusters of the two.)
     const bool clustered = q.blocks() > 1;
     active_clusters_ = with_kernel([&]<int RR, Form F>() {
       int active = INT_MAX;
       for (const bool events : {true, false}) {
+        if (!events && !events_apart<F>) continue;  // the same kernels as with events
         for (int s = 1; s <= q.k; ++s) this->allow_shared_memory(kernel_3d<RR, Real, Eq, F>(s, clustered, events));
         active = std::min(active, this->max_active_clusters(kernel_3d<RR, Real, Eq, F>(q.k, clustered, events)));
       }

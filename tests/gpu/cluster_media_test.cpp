@@ -277,6 +277,39 @@ TEST(GpuCluster, RecordsReceivers) {
   }
 }
 
+// Receivers in the columns family's sweep (2D): its most levels (a chunk of
+// 7 steps in launches of the compiled counts below), k 3 in short segments,
+// one step a launch; alone and with point sources (the heat's alpha in
+// layers); Dirichlet x faces (whose threads compute their columns, while
+// every level holds g there), periodic and Neumann ones.
+TEST(GpuCluster, ColumnsRecordReceivers) {
+  const std::vector<std::string> faces = {test::boundary_sets[0], test::boundary_sets[3], test::boundary_sets[5]};
+  for (int r : radii)
+    for (const char* eq : {"heat", "wave", "damped_wave"}) {
+      const bool heat = std::strcmp(eq, "heat") == 0;
+      for (const bool fp64 : {false, true}) {
+        const int most = cuda::max_levels_columns(r, heat ? 1 : 2, fp64);
+        const std::string plans[] = {fmt::format("columns,256,0,{}", most),
+                                     fmt::format("columns,64,9,{}", std::min(3, most)), "columns,96,0,1"};
+        const std::string grid = fp64 ? "[300, 257]" : "[37, 29]";
+        // Receivers alone first: only their launches run the kernels with events.
+        const std::string medium = heat ? alpha_layers("y") : std::string();
+        const std::string extras[] = {medium, medium + point_sources(eq, 2, fp64 ? "float64" : "float32", r, grid)};
+        for (const std::string& plan : plans)
+          for (const std::string& extra : extras)
+            for (const std::string& bc : faces)
+              for (const auto& [every, level] :
+                   heat ? std::vector<std::pair<long, Level>>{{2, Level::current}}
+                        : std::vector<std::pair<long, Level>>{{1, Level::current}, {3, Level::previous}}) {
+                if (fp64)
+                  check_recorded<double, 2>(eq, r, grid, plan.c_str(), every, level, extra, bc);
+                else
+                  check_recorded<float, 2>(eq, r, grid, plan.c_str(), every, level, extra, bc);
+              }
+      }
+    }
+}
+
 // The columns family with what varies: the heat's alpha in layers across x
 // (a column's pairs) and across y (a row's), point sources (the general path
 // in the iterations that reach their rows; near a corner, where their points
