@@ -38,11 +38,17 @@
 // coefficients from FluxTable; the update the same), and sources: a point's
 // pairs are its column's (layers along x) or its row's (along y: a load the
 // warp shares), from the table by the coordinate itself (it reaches past
-// the points the levels make). A thread whose column (the one it computes:
-// its own, or the column its ghost mirrors) holds a source point adds it as
-// the host does, Update::force before a Dirichlet point is set back to g, in
-// the general path; the block takes that path in the iterations whose rows
-// reach its sources' rows, as it does near a y face. Receivers
+// the points the levels make). Form::point (the waves' c and gamma
+// constant, in layers, with absorbing faces): a point's update is one load
+// from its column's x class's updates by row (ColumnUpdates, read out of the
+// table by axis classes), indexed by the row itself (it reaches as the
+// pairs' table does); where a warp's columns share an x class, as all but
+// those of an x absorbing layer do, its loads are one. A thread whose
+// column (the one it computes: its own, or the column its ghost mirrors)
+// holds a source point adds it as the host does, Update::force before a
+// Dirichlet point is set back to g, in the general path; the block takes
+// that path in the iterations whose rows reach its sources' rows, as it
+// does near a y face. Receivers
 // (Backend::record_samples) are recorded in those iterations too: after the
 // levels, the thread that keeps a receiver's column writes each sampled
 // level at the receiver's row (or the level before it, u^{m-1}) into its
@@ -53,6 +59,7 @@
 // heat r 1 k 12: 134 bytes of spills; its source row fell 7%).
 #pragma once
 #include "kernels/cluster/kernel_object.cuh"
+#include "kernels/cluster/update_classes.cuh"
 
 namespace heatwave::cuda {
 
@@ -121,6 +128,36 @@ __device__ __forceinline__ void record_column(const ClusterSamples<Real>& sample
   }
 }
 
+// A point's step with its update: the heat's, or the waves' (the first step: start).
+template <bool Wave, class Update, class Real>
+__device__ __forceinline__ Real column_step(const Update& update, Real centre, Real older, Real lap, bool starting) {
+  if constexpr (!Wave)
+    return update.step(centre, centre, lap);
+  else if (starting)
+    return update.start(centre, older, lap);
+  else
+    return update.step(centre, older, lap);
+}
+
+// Form::point: each x class's updates row by row (the classes' table read
+// out along y, made once for the kernel object), so a point's update is one
+// load, where the table by classes takes two dependent ones (the row's y
+// class, then the entry). Its rows reach as the y classes' map does.
+template <class Update>
+struct ColumnUpdates {
+  const UpdateEntry<Update>* at = nullptr;  // [x_class[x - x_lo] * rows + y - y_lo]
+  const int* x_class = nullptr;
+  int x_lo = 0, y_lo = 0, rows = 0;
+  static constexpr long max_entries = 1L << 21;  // 128 MB of fp64 damped-wave updates
+};
+template <class Update>
+__global__ void __launch_bounds__(256)
+    make_column_updates(UpdateEntry<Update>* rows_out, const UpdateClasses<Update> classes, int x_classes, int rows) {
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < static_cast<long>(x_classes) * rows;
+       k += static_cast<long>(gridDim.x) * blockDim.x)
+    rows_out[k] = classes.at[classes.y_offset[k % rows] + k / rows];
+}
+
 // What a columns kernel adds to the stencil: nothing, sources, or
 // receivers (and sources, where the case has them).
 enum class ColumnEvents { none, sources, receivers };
@@ -132,9 +169,11 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
                       const __grid_constant__ ColumnFaces<Real, R> faces, const FluxTable<2, R, Real> flux_table,
                       const ClusterSources<Real> sources, const bool start, const int segment_rows,
-                      const ClusterSamples<Real> samples) {
-  static_assert(F == Form::uniform || F == Form::flux, "the columns kernels take constant alpha or its table");
-  // The rows the levels make reach K r + (K + 1) C past the window: the layers' table's entries by row.
+                      const ClusterSamples<Real> samples,
+                      const ColumnUpdates<typename Eq::template Update<Real>> point) {
+  static_assert(F != Form::flux_tiles, "the columns kernels take alpha constant or in layers, no file's");
+  // The rows the levels make reach K r + (K + 1) C past the window: the
+  // layers' table's entries and the y classes' map by row.
   static_assert(K * R + (K + 1) * columns_chunk<Real, R> <= flux_table_pad);
   constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, reach = K * R;
   constexpr bool Wave = Eq::levels == 2;
@@ -215,6 +254,11 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   [[maybe_unused]] int pair_rows = 0;
   if constexpr (F == Form::flux)
     pairs = flux_table.at - flux_table.lo + (flux_table.axis == 1 ? 0 : computed), pair_rows = flux_table.axis;
+  // Form::point: the column's updates by row (its x class's).
+  [[maybe_unused]] const UpdateEntry<typename Eq::template Update<Real>>* updates = nullptr;
+  if constexpr (F == Form::point)
+    updates = point.at + static_cast<long>(point.x_class[stored_coordinate(ax, computed) - point.x_lo]) * point.rows -
+              point.y_lo;
   if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
     for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
   if (fixed_x) {
@@ -327,20 +371,25 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
         } else {
           lap_value = lap.add(1, lap_value, minus, plus);
         }
+        // (Form::point's names only in branches the other forms discard: a
+        // name the level lambda captures changes the other kernels' SASS.)
         Real next;
-        if constexpr (!Wave)
-          next = up.step(centre, centre, lap_value);
-        else if (starting)
-          next = up.start(centre, older[c], lap_value);
+        if constexpr (F == Form::point)
+          next = column_step<Wave>(updates[y].update, centre, older[c], lap_value, starting);
         else
-          next = up.step(centre, older[c], lap_value);
+          next = column_step<Wave>(up, centre, older[c], lap_value, starting);
         if (Events && General && sourced) {  // config order, f(t_n) of the launch's step t - 1
           const int source_y = wrapped_coordinate(ay, y);
           for (unsigned boxes = sourced; boxes; boxes &= boxes - 1) {
             const SourceBox& box = sources.boxes[__ffs(boxes) - 1];
             if (!box.holds(1, source_y)) continue;
             const Real q = box.q<2, Real>(sources.weights, source_x, source_y, 0);
-            if (q != Real(0)) next = up.force(next, sources.force(box, t - 1, q), starting);
+            if (q == Real(0)) continue;
+            const Real s = sources.force(box, t - 1, q);
+            if constexpr (F == Form::point)
+              next = updates[y].update.force(next, s, starting);
+            else
+              next = up.force(next, s, starting);
           }
         }
         out[c] = fixed_y ? faces.g[1][y == 0 ? 0 : 1] : next;
@@ -422,7 +471,8 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
 template <int R, class Real, class Eq>
 using ColumnsKernel2D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>,
                                  LaplacianWeights<2, R, Real>, typename Eq::template Update<Real>, ColumnFaces<Real, R>,
-                                 FluxTable<2, R, Real>, ClusterSources<Real>, bool, int, ClusterSamples<Real>);
+                                 FluxTable<2, R, Real>, ClusterSources<Real>, bool, int, ClusterSamples<Real>,
+                                 ColumnUpdates<typename Eq::template Update<Real>>);
 template <int R, class Real, class Eq>
 struct ColumnsKernels2D {
   static constexpr int most = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
@@ -441,8 +491,8 @@ ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   (std::make_integer_sequence<int, ColumnsKernels2D<R, Real, Eq>::most>{});
   return kernels;
 }
-// A form's columns kernels (r 1-4) of a precision and equation, with
-// events (ColumnEvents) or without: declared (`which`: extern) in the unit of the columns
+// A form's columns kernels (r 1-4) of a precision and equation and their
+// events (ColumnEvents): declared (`which`: extern) in the unit of the columns
 // object, built (`which` empty) in a unit of their own (CMakeLists.txt
 // generates both).
 #define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, Real, Eq, F, E)                                       \
@@ -472,10 +522,10 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
                       (Eq::levels == 2 ? " (two levels)" : "") + ", threads a multiple of 32 up to " +
                       std::to_string(columns_threads) + " keeping 32 columns past the 2 k r of halo, rows >= 0",
              false;
-    if (this->pointwise_ || !this->flux_pairs_.empty())
-      return reason = plan + " runs alpha constant or in layers, and constant wave coefficients (the streaming plans " +
-                      "run a file's alpha and the waves' c and gamma)",
-             false;
+    if (!this->flux_pairs_.empty())
+      return reason = plan + " runs alpha constant or in layers (the streaming plans run a file's)", false;
+    if constexpr (has_point_form<Eq>)
+      if (this->pointwise_ && !make_point_rows(reason)) return reason = plan + " " + reason, false;
     threads_x_ = q.tile_x, threads_y_ = 1;
     with_radius(R, [&]<int RR>() { shared_bytes_ = columns_shared_bytes<Real, RR>(launch_steps(q.k)); });
     if (!this->fits_device(reason)) return false;
@@ -526,16 +576,41 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
       const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
       kernels.by_levels[steps]<<<grid, q.tile_x, columns_shared_bytes<Real, R>(steps), stream>>>(
           u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, ColumnFaces<Real, R>::make(geo_),
-          this->template flux_table<R>(), sources, start, segment_rows, samples);
+          this->template flux_table<R>(), sources, start, segment_rows, samples, point_rows_);
     });
     HW_CUDA(cudaGetLastError());
   }
 
  private:
+  // Form::point: the updates by x class and row (ColumnUpdates), from the
+  // table by axis classes. False, with `reason`, where there is none (a
+  // file's c or gamma) or it would be larger than max_entries.
+  bool make_point_rows(std::string& reason) {
+    using Update = typename Eq::template Update<Real>;
+    classes_.make(geo_, this->point_, flux_table_pad);
+    const long entries = static_cast<long>(classes_.count(0)) * classes_.mapped(1);
+    if (!classes_.view().at || entries > ColumnUpdates<Update>::max_entries)
+      return reason =
+                 "runs the waves' c and gamma constant, in layers or with absorbing faces, in few enough classes "
+                 "along x (the streaming plans run a file's)",
+             false;
+    column_updates_.allocate(static_cast<std::size_t>(entries));
+    const long blocks = std::min<long>((entries + 255) / 256, 4096);
+    make_column_updates<Update><<<static_cast<unsigned>(blocks), 256>>>(column_updates_.get(), classes_.view(),
+                                                                        classes_.count(0), classes_.mapped(1));
+    HW_CUDA(cudaGetLastError());
+    HW_CUDA(cudaDeviceSynchronize());
+    point_rows_.at = column_updates_.get(), point_rows_.rows = classes_.mapped(1);
+    point_rows_.x_class = classes_.view().x_class;
+    point_rows_.x_lo = classes_.view().lo[0], point_rows_.y_lo = classes_.view().lo[1];
+    return true;
+  }
+
   // The kernels a launch without receivers runs.
   ColumnEvents case_events() const { return this->source_count_ > 0 ? ColumnEvents::sources : ColumnEvents::none; }
   // f.template operator()<R>(kernels) with the case's radius and form, and
-  // `events` (the flux form only for an equation with a flux coefficient).
+  // `events` (the flux form only for an equation with a flux coefficient,
+  // the point form for one with another).
   template <class Fn>
   void with_kernels(ColumnEvents events, Fn&& f) const {
     with_radius(this->radius_, [&]<int R>() {
@@ -551,6 +626,8 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
       };
       if constexpr (Eq::flux_coefficient != nullptr)
         if (this->flux_) return with_events.template operator()<Form::flux>();
+      if constexpr (has_point_form<Eq>)
+        if (this->pointwise_) return with_events.template operator()<Form::point>();
       with_events.template operator()<Form::uniform>();
     });
   }
@@ -574,6 +651,10 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   }
 
   int active_[3] = {0, 0, 0};  // blocks the GPU holds at once, by ColumnEvents
+  // Form::point: the table by classes (its x classes' map), each x class's updates by row.
+  UpdateClassTable<2, Real, Eq> classes_;
+  DeviceBuffer<UpdateEntry<typename Eq::template Update<Real>>> column_updates_;
+  ColumnUpdates<typename Eq::template Update<Real>> point_rows_;
 };
 
 }  // namespace

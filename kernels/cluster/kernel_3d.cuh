@@ -1,6 +1,6 @@
 // cuda-cluster, 3D: the kernel object of a case. It checks a plan against
 // the device (shared memory, co-scheduling), makes the point form's update
-// classes (UpdateClassTable3D), and launches the pipeline of
+// classes (UpdateClassTable), and launches the pipeline of
 // kernel_3d_pipeline.cuh; a deep plan's object is kernel_3d_deep.cuh's.
 #pragma once
 #include "kernels/cluster/kernel_3d_deep.cuh"
@@ -73,7 +73,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
   }
 
  private:
-  UpdateClassTable3D<Real, Eq> classes_;  // Form::point
+  UpdateClassTable<3, Real, Eq> classes_;  // Form::point
 
   // f.template operator()<R, Form>() for the case's radius and form (each
   // form instantiated only for an equation that has such a coefficient: the

@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
                    const typename Eq::template Update<Real> up, const int steps, const bool start,
                    Real* __restrict__ edges, const ClusterSources<Real> sources,
                    const PointUpdates<3, Real, Eq> updates,
-                   const UpdateClasses3D<typename Eq::template Update<Real>> classes,
+                   const UpdateClasses<typename Eq::template Update<Real>> classes,
                    const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable<3, R, Real> flux_table) {
   static_assert(F == Form::uniform || (Levels == 0 && deep_rows == 1),
                 "media: the rings' kernel, a thread one pack column");
@@ -503,7 +503,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
 template <int R, class Real, class Eq>
 using DeepKernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
                               typename Eq::template Update<Real>, int, bool, Real*, ClusterSources<Real>,
-                              PointUpdates<3, Real, Eq>, UpdateClasses3D<typename Eq::template Update<Real>>,
+                              PointUpdates<3, Real, Eq>, UpdateClasses<typename Eq::template Update<Real>>,
                               FluxPairs<3, R, Real>, FluxTable<3, R, Real>);
 template <int R, class Real, class Eq, Form F>
 DeepKernel3D<R, Real, Eq> deep_media_kernel_3d() {
@@ -661,7 +661,7 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
 
   int blocks_x_ = 0, blocks_y_ = 0;
   DeviceBuffer<Real> edges_;  // the tiles' edge strips (deep_kernel_3d)
-  UpdateClassTable3D<Real, Eq> classes_;  // Form::point
+  UpdateClassTable<3, Real, Eq> classes_;  // Form::point
 };
 
 }  // namespace

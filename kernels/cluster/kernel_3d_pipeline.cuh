@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
                       const LaplacianWeights<3, R, Real> lap, const typename Eq::template Update<Real> up,
                       int /* steps: Steps */, const bool start, const PointUpdates<3, Real, Eq> updates,
                       const ClusterSources<Real> sources, const ClusterSamples<Real> samples,
-                      const UpdateClasses3D<typename Eq::template Update<Real>> classes,
+                      const UpdateClasses<typename Eq::template Update<Real>> classes,
                       const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable<3, R, Real> flux_table) {
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
@@ -576,9 +576,8 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
 template <int R, class Real, class Eq>
 using Kernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
                           typename Eq::template Update<Real>, int, bool, PointUpdates<3, Real, Eq>,
-                          ClusterSources<Real>, ClusterSamples<Real>,
-                          UpdateClasses3D<typename Eq::template Update<Real>>, FluxPairs<3, R, Real>,
-                          FluxTable<3, R, Real>);
+                          ClusterSources<Real>, ClusterSamples<Real>, UpdateClasses<typename Eq::template Update<Real>>,
+                          FluxPairs<3, R, Real>, FluxTable<3, R, Real>);
 template <int R, class Real, class Eq, bool Clustered, Form F, bool Events, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
   return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{

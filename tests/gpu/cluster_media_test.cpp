@@ -339,5 +339,54 @@ TEST(GpuCluster, ColumnsMediaAndSources2D) {
       }
 }
 
+// The waves' media in the columns family (Form::point, the classes'
+// table): c in layers across x (a column's own update) and across y (a
+// row's), the damped wave's gamma in layers too, and absorbing faces
+// (profiles along x and y with a free surface; along y with x periodic),
+// each alone and with point sources; the most levels with a launch of one
+// step after them, k 3 in short segments, one step a launch. Then a shot
+// (c in layers, a point source, absorbing faces) recorded by receivers in
+// the sweep. And a file's c, which the family refuses.
+TEST(GpuCluster, ColumnsWaveMedia2D) {
+  const std::vector<std::string> absorbing = {
+      "{default: {type: absorbing, width: 6}, y_high: {type: neumann, value: 0.0}}",
+      "{default: periodic, y_low: {type: absorbing, width: 5}, y_high: {type: absorbing, width: 7}}",
+  };
+  const std::string shot =
+      "material: {c: {type: layers, axis: y, interfaces: [0.5], values: [1.0, 0.6]}}\n"
+      "sources: [{type: point, position: [0.4, 0.33], amplitude: 1.0, time: {type: ricker, frequency: 3.0}}]\n";
+  for (int r : radii)
+    for (const bool fp64 : {false, true})
+      for (const char* eq : {"wave", "damped_wave"}) {
+        const bool damped = std::strcmp(eq, "damped_wave") == 0;
+        const int most = cuda::max_levels_columns(r, 2, fp64);
+        const std::string plans[] = {fmt::format("columns,256,0,{}", most),
+                                     fmt::format("columns,64,9,{}", std::min(3, most)), "columns,96,0,1"};
+        const char* precision = fp64 ? "float64" : "float32";
+        const std::string grid = fp64 ? "[300, 257]" : "[37, 29]";
+        const std::string sources = point_sources(eq, 2, precision, r, grid);
+        auto check = [&](const std::string& plan, const std::string& extra, const std::vector<std::string>& faces) {
+          if (fp64)
+            check_cluster<double>(eq, r, grid, most + 1, 2, plan.c_str(), extra, faces);
+          else
+            check_cluster<float>(eq, r, grid, most + 1, 3, plan.c_str(), extra, faces);
+        };
+        for (const std::string& plan : plans) {
+          check(plan, wave_layers("x", damped), test::boundary_sets);
+          check(plan, wave_layers("y", damped) + sources, test::boundary_sets);
+          check(plan, "", absorbing);
+          check(plan, sources, absorbing);
+        }
+        for (const std::string& plan : {plans[0], plans[1]})
+          for (const auto& [every, level] :
+               std::vector<std::pair<long, Level>>{{1, Level::current}, {3, Level::previous}}) {
+            if (fp64)
+              check_recorded<double, 2>(eq, r, grid, plan.c_str(), every, level, shot, absorbing[0]);
+            else
+              check_recorded<float, 2>(eq, r, grid, plan.c_str(), every, level, shot, absorbing[0]);
+          }
+      }
+}
+
 }  // namespace
 }  // namespace heatwave

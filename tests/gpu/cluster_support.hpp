@@ -107,30 +107,31 @@ void check_cluster(const char* eq, int radius, const std::string& grid, int step
   }
 }
 
-// A file of alpha for a grid of n points (x first): two materials with a
-// rough interface, and noise (every pair its own harmonic mean).
-inline std::string alpha_file(const std::vector<int>& n) {
-  std::string name = "alpha";
+// A file of a coefficient (alpha, c) for a grid of n points (x first): two
+// materials with a rough interface, and noise (every point its own value).
+inline std::string coefficient_file(const std::string& coefficient, const std::vector<int>& n) {
+  std::string name = coefficient;
   std::size_t size = 1;
   std::vector<std::uint64_t> shape;  // C order: slowest axis first
   for (std::size_t a = 0; a < n.size(); ++a) {
-    name += "-" + std::to_string(n[a]), size *= static_cast<std::size_t>(n[a]);
+    name += fmt::format("-{}", n[a]), size *= static_cast<std::size_t>(n[a]);
     shape.insert(shape.begin(), static_cast<std::uint64_t>(n[a]));
   }
   const std::string path = fmt::format("{}/{}.h5", std::getenv("HEATWAVE_CACHE_DIR"), name);
-  std::vector<double> alpha(size);
+  std::vector<double> values(size);
   std::mt19937_64 gen(5);
   std::uniform_real_distribution<double> noise(0.0, 0.2);
   for (std::size_t k = 0; k < size; ++k) {
     long weighted = 0;
     std::size_t rest = k;
     for (std::size_t a = 0; a < n.size(); ++a) weighted += static_cast<long>(a + 1) * (rest % n[a]), rest /= n[a];
-    alpha[k] = (weighted < n[0] + n[1] ? 0.3 : 2.5) + noise(gen);
+    values[k] = (weighted < n[0] + n[1] ? 0.3 : 2.5) + noise(gen);
   }
   hdf5::write_fields<double>(path, MPI_COMM_SELF, {shape, std::vector<std::uint64_t>(n.size(), 0), shape}, {},
-                             {{"alpha", alpha.data()}});
-  return "material: {alpha: {type: file, path: " + path + "}}\n";
+                             {{coefficient, values.data()}});
+  return "material: {" + coefficient + ": {type: file, path: " + path + "}}\n";
 }
+inline std::string alpha_file(const std::vector<int>& n) { return coefficient_file("alpha", n); }
 
 // The heat's alpha in layers along an axis.
 inline std::string alpha_layers(const char* axis) {

@@ -247,11 +247,11 @@ TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<2, float>("columns,256,0,13", 1, "[37, 29]", "k from 1 to 12 for radius 1");
   expect_fallback<2, double>("columns,48,0,2", 1, "[37, 29]", "threads a multiple of 32");
   expect_fallback<2, float>("columns,32,0,1", 1, "[37, 29]", "keeping 32 columns past the 2 k r of halo");
-  // and the media they do not take: a file's alpha, the waves' c (the streaming plans do).
+  // and the media they do not take: a file's alpha or c (the streaming plans do).
   expect_fallback<2, float>("columns,256,0,4", 1, "[37, 29]", "runs alpha constant or in layers", "heat",
                             alpha_file({37, 29}));
-  expect_fallback<2, double>("columns,256,0,4", 2, "[37, 29]", "runs alpha constant or in layers", "wave",
-                             wave_layers("x", false));
+  expect_fallback<2, double>("columns,256,0,4", 2, "[37, 29]", "runs the waves' c and gamma constant, in layers",
+                             "wave", coefficient_file("c", {37, 29}));
 }
 
 }  // namespace
