@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
                       const ColumnUpdates<typename Eq::template Update<Real>> point) {
   static_assert(F != Form::flux_tiles, "the columns kernels take alpha constant or in layers, no file's");
   // The rows the levels make reach K r + (K + 1) C past the window: the
-  // layers' table's entries and the y classes' map by row.
+  // layers' table's entries and the point form's updates by row.
   static_assert(K * R + (K + 1) * columns_chunk<Real, R> <= flux_table_pad);
   constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, reach = K * R;
   constexpr bool Wave = Eq::levels == 2;

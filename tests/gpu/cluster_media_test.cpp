@@ -339,14 +339,14 @@ TEST(GpuCluster, ColumnsMediaAndSources2D) {
       }
 }
 
-// The waves' media in the columns family (Form::point, the classes'
-// table): c in layers across x (a column's own update) and across y (a
+// The waves' media in the columns family (Form::point, each x class's
+// updates by row): c in layers across x (a column's own update) and across y (a
 // row's), the damped wave's gamma in layers too, and absorbing faces
 // (profiles along x and y with a free surface; along y with x periodic),
 // each alone and with point sources; the most levels with a launch of one
 // step after them, k 3 in short segments, one step a launch. Then a shot
 // (c in layers, a point source, absorbing faces) recorded by receivers in
-// the sweep. And a file's c, which the family refuses.
+// the sweep. (A file's c, which the family refuses: FallsBackWithAReason.)
 TEST(GpuCluster, ColumnsWaveMedia2D) {
   const std::vector<std::string> absorbing = {
       "{default: {type: absorbing, width: 6}, y_high: {type: neumann, value: 0.0}}",
