@@ -167,7 +167,8 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
     reason += "; falling back to the cuda backend: " + gap;
   } else if (kind == BackendKind::cuda_cluster) {
     std::string why;
-    if (auto cluster = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster, why))
+    if (auto cluster = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster,
+                                                           receiver_request(run.receivers, p, domain), why))
       return {std::move(cluster), reason + "; " + why, transport};
     spdlog::warn("backend cuda-cluster: {}", why);
     reason += "; falling back to the cuda backend: " + why;

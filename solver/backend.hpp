@@ -29,6 +29,19 @@ enum class Level : int { current = 0, previous = 1 };
 
 enum class MemorySpace { host, device };
 
+// The receivers a run records on this rank (Backend::record_samples' arguments):
+// `level` at `points` (owned, local coordinates) every `every` steps; every 0:
+// none. Known before the backend is made, so that one which tunes its launches
+// (cuda-cluster) times them recording what the run will.
+template <int D>
+struct SampleRequest {
+  Level level = Level::current;
+  std::vector<Index<D>> points;
+  long every = 0;
+
+  bool any() const { return every > 0 && !points.empty(); }
+};
+
 // Per-rank partial sums for the diagnostics; the time loop reduces them over
 // ranks. Weighted sums use the trapezoid weights of LocalDomain::weight.
 struct LocalStats {

@@ -27,6 +27,29 @@ std::vector<double> flat_positions(const ReceiverSettings& settings, int dims) {
   return out;
 }
 
+// Each receiver's 2^D interpolation corners, in slot order (receiver * 2^D +
+// corner): visit(slot, local index, weight, whether this rank owns it).
+template <int D, class Visit>
+void for_each_corner(const std::vector<std::array<double, max_dims>>& positions, const Problem& problem,
+                     const LocalDomain<D>& domain, Visit visit) {
+  constexpr int corners = 1 << D;
+  for (std::size_t r = 0; r < positions.size(); ++r) {
+    const PositionWeights around = position_weights(problem, positions[r]);
+    for (int c = 0; c < corners; ++c) {
+      Index<D> local{};
+      bool owned = true;
+      double weight = 1;
+      for (int a = 0; a < D; ++a) {
+        const auto& [global, w] = around[a][(c >> a) & 1];
+        weight *= w;
+        local[a] = global - domain.offset[a];
+        owned = owned && local[a] >= 0 && local[a] < domain.layout.owned[a];
+      }
+      visit(static_cast<int>(r * corners + c), local, weight, owned);
+    }
+  }
+}
+
 std::string point_text(const double* x, int dims) {
   std::string text = "(";
   for (int a = 0; a < dims; ++a) text += fmt::format("{}{:.6g}", a ? ", " : "", x[a]);
@@ -60,23 +83,10 @@ Receivers<D, Real>::Receivers(const Config& config, const Problem& problem, cons
   flush_samples_ = flush_samples(receivers_);
   if (rank_ == 0) config_text_ = to_yaml(config), config_hash_ = config_hash(config);
   level_ = receiver_level(settings, problem.equation);
-  constexpr int corners = 1 << D;
-  for (std::size_t r = 0; r < receivers_; ++r) {
-    const PositionWeights around = position_weights(problem, positions[r]);
-    for (int c = 0; c < corners; ++c) {
-      Index<D> local{};
-      bool owned = true;
-      double weight = 1;
-      for (int a = 0; a < D; ++a) {
-        const auto& [global, w] = around[a][(c >> a) & 1];
-        weight *= w;
-        local[a] = global - domain.offset[a];
-        owned = owned && local[a] >= 0 && local[a] < domain.layout.owned[a];
-      }
-      if (rank_ == 0) weights_.push_back(weight);
-      if (owned) points_.push_back(local), slots_.push_back(static_cast<int>(r * corners + c));
-    }
-  }
+  for_each_corner(positions, problem, domain, [&](int slot, const Index<D>& local, double weight, bool owned) {
+    if (rank_ == 0) weights_.push_back(weight);
+    if (owned) points_.push_back(local), slots_.push_back(slot);
+  });
   // Rank 0 learns once which slots each rank sends.
   int size = 1, mine = static_cast<int>(slots_.size());
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
@@ -84,7 +94,7 @@ Receivers<D, Real>::Receivers(const Config& config, const Problem& problem, cons
   check_mpi(MPI_Gather(&mine, 1, MPI_INT, counts_.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
   if (rank_ == 0) {
     for (int i = 1; i < size; ++i) displacements_[i] = displacements_[i - 1] + counts_[i - 1];
-    all_slots_.resize(receivers_ * corners);
+    all_slots_.resize(receivers_ << D);
     if (displacements_.back() + counts_.back() != static_cast<int>(all_slots_.size()))
       throw Error(ExitCode::internal, "receivers: the ranks own " +
                                           std::to_string(displacements_.back() + counts_.back()) +
@@ -93,6 +103,19 @@ Receivers<D, Real>::Receivers(const Config& config, const Problem& problem, cons
   check_mpi(MPI_Gatherv(slots_.data(), mine, MPI_INT, all_slots_.data(), counts_.data(), displacements_.data(), MPI_INT,
                         0, comm),
             "MPI_Gatherv");
+}
+
+template <int D>
+SampleRequest<D> receiver_request(const ReceiverSettings& settings, const Problem& problem,
+                                  const LocalDomain<D>& domain) {
+  SampleRequest<D> request;
+  const auto positions = settings.positions();
+  if (positions.empty()) return request;
+  request.level = receiver_level(settings, problem.equation), request.every = settings.every;
+  for_each_corner(positions, problem, domain, [&](int, const Index<D>& local, double, bool owned) {
+    if (owned) request.points.push_back(local);
+  });
+  return request;
 }
 
 template <int D, class Real>
@@ -234,6 +257,8 @@ void Receivers<D, Real>::flush() {
   seconds_ += steady_seconds() - t0;
 }
 
+template SampleRequest<2> receiver_request(const ReceiverSettings&, const Problem&, const LocalDomain<2>&);
+template SampleRequest<3> receiver_request(const ReceiverSettings&, const Problem&, const LocalDomain<3>&);
 template class Receivers<2, float>;
 template class Receivers<2, double>;
 template class Receivers<3, float>;

@@ -44,6 +44,13 @@ inline std::uint64_t receiver_samples(const ReceiverSettings& settings, long ste
   return static_cast<std::uint64_t>(steps / settings.every) + 1;
 }
 
+// What this rank's share of the receivers asks of a backend: the corner
+// points it owns, the level and `every` (Receivers::record_with asks the
+// same; the registry hands it to a backend that tunes itself beforehand).
+template <int D>
+SampleRequest<D> receiver_request(const ReceiverSettings& settings, const Problem& problem,
+                                  const LocalDomain<D>& domain);
+
 template <int D, class Real>
 class Receivers {
  public:

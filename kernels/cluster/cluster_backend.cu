@@ -28,8 +28,9 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       GpuBackend<D, Real>::step_, GpuBackend<D, Real>::inner_stream_, GpuBackend<D, Real>::inner_done_;
 
  public:
-  ClusterBackend(const Problem& problem, const LocalDomain<D>& domain, const ClusterSettings& settings)
-      : GpuBackend<D, Real>(problem, domain), settings_(settings) {}
+  ClusterBackend(const Problem& problem, const LocalDomain<D>& domain, const ClusterSettings& settings,
+                 const SampleRequest<D>& run_samples)
+      : GpuBackend<D, Real>(problem, domain), settings_(settings), run_samples_(run_samples) {}
 
   BackendKind kind() const override { return BackendKind::cuda_cluster; }
   std::string plan() const override { return kernel_->plan().text(); }
@@ -42,24 +43,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // on the device that take_samples() copies back.
   bool record_samples(Level level, const std::vector<Index<D>>& points, long every) override {
     if (!kernel_->records_samples()) return false;
-    recording_ = every > 0;
-    sample_every_ = every, sample_previous_ = level == Level::previous;
-    recorded_steps_.clear();
-    std::vector<SamplePoint> sorted(recording_ ? points.size() : 0);
-    for (std::size_t k = 0; k < sorted.size(); ++k) {
-      for (int a = 0; a < D; ++a) sorted[k].i[a] = static_cast<int>(points[k][a]);
-      sorted[k].slot = static_cast<int>(k);
-    }
-    const int major = D == 3 ? 1 : 0, minor = D == 3 ? 0 : 1;
-    std::sort(sorted.begin(), sorted.end(), [&](const SamplePoint& a, const SamplePoint& b) {
-      return std::tie(a.i[major], a.i[minor], a.i[2]) < std::tie(b.i[major], b.i[minor], b.i[2]);
-    });
-    sample_count_ = static_cast<int>(sorted.size());
-    if (!sorted.empty()) {
-      sample_points_.allocate(sorted.size());
-      HW_CUDA(cudaMemcpy(sample_points_.get(), sorted.data(), sorted.size() * sizeof(SamplePoint),
-                         cudaMemcpyHostToDevice));
-    }
+    set_samples(level, points, every);
     return true;
   }
   void take_samples(std::vector<long>& steps, std::vector<Real>& values) override {
@@ -125,7 +109,9 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       std::vector<long> owned(domain.layout.owned.begin(), domain.layout.owned.end());
       bool exchanged = false;
       for (int a = 0; a < D; ++a) exchanged = exchanged || domain.exchanged[a][0] || domain.exchanged[a][1];
-      const std::string key = ClusterPlanCache::key(current_device().name, problem_, owned, exchanged);
+      const std::string key =
+          ClusterPlanCache::key(current_device().name, problem_, owned, exchanged,
+                                run_samples_.any() ? run_samples_.points.size() : 0, run_samples_.every);
       std::optional<ClusterPlan> cached = cache.find(key);
       std::string why;
       if (cached && !cached->baseline() &&
@@ -158,6 +144,27 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   }
 
  private:
+  // The launches record `level` at `points` every `every` steps from now on (every 0: nothing).
+  void set_samples(Level level, const std::vector<Index<D>>& points, long every) {
+    recording_ = every > 0;
+    sample_every_ = every, sample_previous_ = level == Level::previous;
+    recorded_steps_.clear();
+    std::vector<SamplePoint> sorted(recording_ ? points.size() : 0);
+    for (std::size_t k = 0; k < sorted.size(); ++k) {
+      for (int a = 0; a < D; ++a) sorted[k].i[a] = static_cast<int>(points[k][a]);
+      sorted[k].slot = static_cast<int>(k);
+    }
+    const int major = D == 3 ? 1 : 0, minor = D == 3 ? 0 : 1;
+    std::sort(sorted.begin(), sorted.end(), [&](const SamplePoint& a, const SamplePoint& b) {
+      return std::tie(a.i[major], a.i[minor], a.i[2]) < std::tie(b.i[major], b.i[minor], b.i[2]);
+    });
+    sample_count_ = static_cast<int>(sorted.size());
+    if (!sorted.empty()) {
+      sample_points_.allocate(sorted.size());
+      HW_CUDA(
+          cudaMemcpy(sample_points_.get(), sorted.data(), sorted.size() * sizeof(SamplePoint), cudaMemcpyHostToDevice));
+    }
+  }
   // The media as the cuda backend's step kernel holds them on the device, and its sources' points.
   ClusterMedia<D, Real> media() const {
     ClusterMedia<D, Real> m;
@@ -176,14 +183,14 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     fields_.allocate_poisoned(out_u_prev_);
   }
 
-  // Seconds a step of `run` (which advances `steps` steps), timed with CUDA
-  // events: a warm-up, then the median of `repeats`.
+  // Seconds a step of `run` (which returns the steps it advanced), timed
+  // with CUDA events: a warm-up, then the median of `repeats`.
   template <class Run>
-  double seconds_per_step(int steps, Run run, int repeats = 5) {
+  double seconds_per_step(Run run, int repeats = 5) {
     std::vector<double> seconds;
     for (int r = 0; r <= repeats; ++r) {
       fields_.start_timer();
-      run();
+      const int steps = run();
       const double t = fields_.stop_timer() / steps;
       if (r > 0) seconds.push_back(t);
     }
@@ -194,8 +201,11 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // Times each candidate plan on fresh random fields (a warm-up launch, then
   // the median of five, CUDA events), the fastest `finalists` again over runs
   // of four launches (the median of nine), and returns the fastest with its
-  // seconds per step; `origin` says what was done. The fields are
-  // initialised afterwards, so nothing of this stays.
+  // seconds per step; `origin` says what was done. Every timing records the
+  // run's receivers as the run will: in the launches, or (a kernel that does
+  // not record them, and the baseline kernel) with gather() every `every`
+  // steps, which then also ends launches. The fields are initialised
+  // afterwards, so nothing of this stays.
   std::optional<std::pair<ClusterPlan, double>> autotune(std::string& origin) {
     constexpr int resident_chunk = 8;  // steps a resident plan (any chunk in one launch) is timed over
     constexpr std::size_t finalists = 3;
@@ -210,6 +220,14 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     fields_.fill_ghosts(fields_.u.get());
     fields_.fill_ghosts(fields_.u_next.get());
     const auto t0 = std::chrono::steady_clock::now();
+    // The run's receivers. A timed run goes on from the step the last one
+    // ended at (sample steps fall as in the run); the steps it records
+    // reuse the same sample rows.
+    const SampleRequest<D>& sampled = run_samples_;
+    std::vector<Real> gathered(sampled.points.size());
+    long samples_taken = 0;  // by the plans' timings
+    if (sampled.any()) set_samples(sampled.level, sampled.points, sampled.every);
+    auto sample_due = [&] { return sampled.any() && step_ % sampled.every == 0; };
     std::vector<std::pair<ClusterPlan, double>> fastest;  // the fastest few, by their first timing
     int tried = 0;
     // Seconds a step of `launches` launches of `plan` (each as launch_cluster
@@ -221,11 +239,24 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       std::string why;
       const auto kernel = make_cluster_kernel<Real>(problem_, fields_.domain(), plan, media(), why);
       if (!kernel) return 0.0;
-      const int steps = kernel->launch_steps(plan.resident ? resident_chunk : plan.k);
+      recording_ = sampled.any() && kernel->records_samples();
+      const bool gathers = sampled.any() && !recording_;
+      const int chunk = plan.resident ? resident_chunk : plan.k;
       return seconds_per_step(
-          steps * launches,
           [&] {
-            for (int l = 0; l < launches; ++l) run_cluster(*kernel, steps, {write_box(0)}, fields_.stream());
+            recorded_steps_.clear();
+            int steps = 0;
+            for (int l = 0; l < launches; ++l) {
+              // Launches end at sample steps where the run gathers them.
+              const int next = kernel->launch_steps(
+                  gathers ? static_cast<int>(std::min<long>(chunk, sampled.every - step_ % sampled.every)) : chunk);
+              run_cluster(*kernel, next, {write_box(0)}, fields_.stream());
+              step_ += next, steps += next;
+              if (gathers && sample_due())
+                this->gather(sampled.level, sampled.points, gathered.data()), ++samples_taken;
+            }
+            samples_taken += static_cast<long>(recorded_steps_.size());
+            return steps;
           },
           repeats);
     };
@@ -252,14 +283,19 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     }
     // The baseline step kernel, timed alike: the plan to beat.
     const int k = best && !best->first.resident ? best->first.k : resident_chunk;
-    const double baseline = seconds_per_step(k, [&] {
+    const double baseline = seconds_per_step([&] {
       for (int m = 0; m < k; ++m) {
         this->update(fields_.domain().update_box(problem_.radius, 0));
         this->finish_step();
+        if (sample_due()) this->gather(sampled.level, sampled.points, gathered.data());
       }
+      return k;
     });
     debug_line("autotune: the baseline step kernel: " + std::to_string(baseline * 1e3) + " ms a step");
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Nothing of the timings is recorded for the run.
+    if (sampled.any()) set_samples(sampled.level, {}, 0);
+    recorded_steps_.clear();
     char text[192];
     if (best && best->second < baseline) {
       std::snprintf(
@@ -273,6 +309,10 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       best = std::make_pair(ClusterPlan::baseline_plan(), baseline);
     }
     origin = text;
+    if (sampled.any())
+      origin += " (timed recording the run's receivers: " + std::to_string(sampled.points.size()) + " points every " +
+                std::to_string(sampled.every) + " steps, " + std::to_string(samples_taken) +
+                " samples taken by the plans' timings)";
     step_ = 0;
     return best;
   }
@@ -373,6 +413,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   }
 
   ClusterSettings settings_;
+  SampleRequest<D> run_samples_;  // the receivers the run will record: the autotune times them
   std::unique_ptr<ClusterKernel<D, Real>> kernel_;
   // Receivers recorded by the launches (record_samples).
   bool recording_ = false, sample_previous_ = false;
@@ -393,19 +434,24 @@ class ClusterBackend final : public GpuBackend<D, Real> {
 
 template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, const LocalDomain<D>& domain,
-                                                       const ClusterSettings& settings, std::string& reason) {
-  auto backend = std::make_unique<ClusterBackend<D, Real>>(problem, domain, settings);
+                                                       const ClusterSettings& settings, const SampleRequest<D>& samples,
+                                                       std::string& reason) {
+  auto backend = std::make_unique<ClusterBackend<D, Real>>(problem, domain, settings, samples);
   if (!backend->choose_plan(reason)) return nullptr;
   return backend;
 }
 
 template std::unique_ptr<Backend<2, float>> make_cluster_backend(const Problem&, const LocalDomain<2>&,
-                                                                 const ClusterSettings&, std::string&);
+                                                                 const ClusterSettings&, const SampleRequest<2>&,
+                                                                 std::string&);
 template std::unique_ptr<Backend<2, double>> make_cluster_backend(const Problem&, const LocalDomain<2>&,
-                                                                  const ClusterSettings&, std::string&);
+                                                                  const ClusterSettings&, const SampleRequest<2>&,
+                                                                  std::string&);
 template std::unique_ptr<Backend<3, float>> make_cluster_backend(const Problem&, const LocalDomain<3>&,
-                                                                 const ClusterSettings&, std::string&);
+                                                                 const ClusterSettings&, const SampleRequest<3>&,
+                                                                 std::string&);
 template std::unique_ptr<Backend<3, double>> make_cluster_backend(const Problem&, const LocalDomain<3>&,
-                                                                  const ClusterSettings&, std::string&);
+                                                                  const ClusterSettings&, const SampleRequest<3>&,
+                                                                  std::string&);
 
 }  // namespace heatwave::cuda

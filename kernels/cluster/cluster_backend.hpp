@@ -10,11 +10,13 @@ namespace heatwave::cuda {
 // Temporal blocking over thread-block clusters (kernel_2d.cuh, kernel_3d.cuh)
 // with the plan from HEATWAVE_CLUSTER_PLAN, the config's `cluster:`
 // overrides, the plan cache, or a short autotune (then cached), in that order.
-// Null where no cluster plan runs, or the baseline step kernel was faster:
-// `reason` says which (the registry then runs the cuda backend); else it
-// describes the plan.
+// The autotune times each plan recording `samples`, the receivers the run
+// will record (their cost differs between plans). Null where no cluster plan
+// runs, or the baseline step kernel was faster: `reason` says which (the
+// registry then runs the cuda backend); else it describes the plan.
 template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, const LocalDomain<D>& domain,
-                                                       const ClusterSettings& settings, std::string& reason);
+                                                       const ClusterSettings& settings, const SampleRequest<D>& samples,
+                                                       std::string& reason);
 
 }  // namespace heatwave::cuda

@@ -291,12 +291,15 @@ ClusterPlanCache::ClusterPlanCache(std::string path) : path_(std::move(path)) {
 }
 
 std::string ClusterPlanCache::key(const std::string& device, const Problem& problem, const std::vector<long>& owned,
-                                  bool exchanged) {
+                                  bool exchanged, std::size_t sampled_points, long every) {
   std::string size;
   for (long n : owned) size += (size.empty() ? "" : "x") + std::to_string(n);
+  const std::string receivers = every > 0 && sampled_points > 0
+                                    ? "|receivers:" + std::to_string(sampled_points) + "/" + std::to_string(every)
+                                    : "";
   return device + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
          to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size + (exchanged ? "|mpi" : "") +
-         media_key(problem);
+         media_key(problem) + receivers;
 }
 
 std::string ClusterPlanCache::media_key(const Problem& problem) {

@@ -122,8 +122,10 @@ bool cluster_flux_tiles(const Problem& problem);
 class ClusterPlanCache {
  public:
   explicit ClusterPlanCache(std::string path);  // "": the default location
+  // A run recording receivers adds "|receivers:<points>/<every>": the
+  // interpolation points this rank records, and how often.
   static std::string key(const std::string& device, const Problem& problem, const std::vector<long>& owned,
-                         bool exchanged);
+                         bool exchanged, std::size_t sampled_points = 0, long every = 0);
   // The key's part for the media: each coefficient's medium type (layers
   // with their axis), absorbing faces and sources; empty for a constant
   // medium without sources.

@@ -4,6 +4,7 @@
 // that takes them; bitwise equal fields and samples.
 #include "cluster_support.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
+#include "solver/receivers.hpp"
 
 namespace heatwave {
 namespace {
@@ -174,6 +175,50 @@ TEST(GpuCluster, Sources) {
                             {"{default: {type: absorbing, width: 6}, z_high: {type: neumann, value: 0.0}}"});
 }
 
+// `gpu` records `level` at `points` every `every` steps through 3 chunks of
+// 7 steps (launches of up to its plan's k); each chunk's samples are the
+// ones `reference` gathers between single steps, bit for bit.
+template <int D, class Real>
+void expect_recorded_as_gathered(const Problem& p, const LocalDomain<D>& domain, Backend<D, Real>& reference,
+                                 Backend<D, Real>& gpu, const std::vector<Index<D>>& points, long every, Level level,
+                                 const std::string& what, unsigned seed) {
+  constexpr int steps = 7, chunks = 3;
+  const std::size_t n = domain.layout.owned_box().size();
+  test::start_from_same_random_fields<D, Real>(p, n, seed, {&reference, &gpu});
+  ASSERT_TRUE(gpu.record_samples(level, points, every)) << what;
+  std::vector<Real> expected, value(points.size());
+  std::vector<long> expected_steps;
+  for (int c = 0; c < chunks; ++c) {
+    for (int m = 0; m < steps; ++m) {
+      reference.advance(1);
+      if (reference.step() % every) continue;
+      reference.gather(level, points, value.data());
+      expected.insert(expected.end(), value.begin(), value.end());
+      expected_steps.push_back(reference.step());
+    }
+    gpu.advance(steps);
+    std::vector<long> got_steps;
+    std::vector<Real> got;
+    gpu.take_samples(got_steps, got);
+    EXPECT_EQ(got_steps, expected_steps) << what << " chunk " << c;
+    ASSERT_EQ(got.size(), expected.size()) << what << " chunk " << c;
+    long differ = 0;
+    std::string first;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      if (std::memcmp(&got[k], &expected[k], sizeof(Real)) == 0) continue;
+      if (differ++ == 0) {
+        const Index<D>& i = points[k % points.size()];
+        first = fmt::format(", first at step {} point ({}, {}, {}): {} here, {} on the cuda backend",
+                            got_steps[k / points.size()], i[0], i[1], D == 3 ? i[D - 1] : 0, double(got[k]),
+                            double(expected[k]));
+      }
+    }
+    EXPECT_EQ(differ, 0) << what << " chunk " << c << ": " << differ << " of " << got.size() << " samples differ"
+                         << first;
+    expected.clear(), expected_steps.clear();
+  }
+}
+
 // Receivers recorded inside the pipeline (Backend::record_samples): the
 // cluster backend records a level at a set of points at every `every` steps
 // as its launches make them; the values equal the cuda backend's, gathered
@@ -185,7 +230,6 @@ TEST(GpuCluster, Sources) {
 template <class Real, int D>
 void check_recorded(const char* eq, int radius, const std::string& grid, const char* plan, long every, Level level,
                     const std::string& extra, const std::string& boundary) {
-  constexpr int steps = 7, chunks = 3;
   const PlanOverride override_plan(plan, radius);
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const std::string what = fmt::format("{} {}D {} r{} {} plan {} every {} level {}", eq, D, precision, radius, grid,
@@ -211,39 +255,7 @@ void check_recorded(const char* eq, int radius, const std::string& grid, const c
     if (k % 5 == 0) i[0] = 1;  // next to a face
     points.push_back(i);
   }
-  const std::size_t n = domain.layout.owned_box().size();
-  test::start_from_same_random_fields<D, Real>(p, n, 17 + radius, {reference.get(), gpu.get()});
-  ASSERT_TRUE(gpu->record_samples(level, points, every)) << what;
-  std::vector<Real> expected, value(points.size());
-  std::vector<long> expected_steps;
-  for (int c = 0; c < chunks; ++c) {
-    for (int m = 0; m < steps; ++m) {
-      reference->advance(1);
-      if (reference->step() % every) continue;
-      reference->gather(level, points, value.data());
-      expected.insert(expected.end(), value.begin(), value.end());
-      expected_steps.push_back(reference->step());
-    }
-    gpu->advance(steps);
-    std::vector<long> got_steps;
-    std::vector<Real> got;
-    gpu->take_samples(got_steps, got);
-    EXPECT_EQ(got_steps, expected_steps) << what << " chunk " << c;
-    ASSERT_EQ(got.size(), expected.size()) << what << " chunk " << c;
-    long differ = 0;
-    std::string first;
-    for (std::size_t k = 0; k < got.size(); ++k) {
-      if (std::memcmp(&got[k], &expected[k], sizeof(Real)) == 0) continue;
-      if (differ++ == 0) {
-        const Index<D>& i = points[k % points.size()];
-        first = fmt::format(", first at step {} point ({}, {}, {}): {} here, {} on the cuda backend", got_steps[k / points.size()],
-                            i[0], i[1], D == 3 ? i[D - 1] : 0, double(got[k]), double(expected[k]));
-      }
-    }
-    EXPECT_EQ(differ, 0) << what << " chunk " << c << ": " << differ << " of " << got.size() << " samples differ"
-                         << first;
-    expected.clear(), expected_steps.clear();
-  }
+  expect_recorded_as_gathered<D, Real>(p, domain, *reference, *gpu, points, every, level, what, 17 + radius);
 }
 
 TEST(GpuCluster, RecordsReceivers) {
@@ -308,6 +320,61 @@ TEST(GpuCluster, ColumnsRecordReceivers) {
               }
       }
     }
+}
+
+// The autotune times its plans recording the run's receivers (their cost
+// differs between plans; a shot's run took a plan timed without them), and
+// the cache keeps that plan apart from the one tuned without receivers.
+// Nothing of the timings' recording stays: the run's samples, recorded after
+// the autotune, are the cuda backend's, bit for bit.
+TEST(GpuCluster, AutotuneTimesTheRunsReceivers) {
+  const PlanOverride no_override(nullptr);
+  const std::string cache = std::string(std::getenv("HEATWAVE_CACHE_DIR")) + "/plans-receivers-test.json";
+  std::remove(cache.c_str());
+  const std::string shot =
+      "equation: wave\nprecision: float32\ngrid: {points: [2048, 1025], length: [2.0, 1.0]}\n"
+      "time: {dt: auto, steps: 1}\ninitial: {type: random}\n"
+      "material: {c: {type: layers, axis: y, interfaces: [0.5], values: [1.0, 0.6]}}\n"
+      "boundary: {default: {type: absorbing, width: 8}, y_high: {type: neumann, value: 0.0}}\n"
+      "sources: [{type: point, position: [1.0, 0.9], amplitude: 1.0, time: {type: ricker, frequency: 6.0}}]\n"
+      "cluster: {cache: " +
+      cache + "}\n";
+  const std::string receivers =
+      "receivers: {every: 3, file: unused.h5, lines: [{from: [0.05, 0.95], to: [1.95, 0.95], count: 19}]}\n";
+  struct Made {
+    Problem p;
+    RunSettings run;
+    ChosenBackend<2, float> chosen;
+  };
+  auto make = [&](const std::string& more) {
+    const Config config = load_config_text(shot + more, "<gpu test>");
+    Made m{Problem::from(config), config.run, {}};
+    m.run.backend = BackendKind::cuda_cluster;
+    Decomposition decomposition(m.p, {}, 1, MPI_COMM_SELF);
+    m.chosen = make_backend<2, float>(m.p, m.run, decomposition.local_domain<2>(), MPI_COMM_SELF);
+    EXPECT_EQ(m.chosen.backend->name(), "cuda-cluster") << m.chosen.reason;
+    return m;
+  };
+  Made tuned = make(receivers);
+  const std::string& reason = tuned.chosen.reason;
+  // 19 receivers, 4 points each, all on this rank.
+  const std::string says = "timed recording the run's receivers: 76 points every 3 steps, ";
+  const std::size_t at = reason.find(says);
+  ASSERT_NE(at, std::string::npos) << reason;
+  EXPECT_GT(std::atol(reason.c_str() + at + says.size()), 0) << reason;  // the samples the timings took
+  EXPECT_NE(make(receivers).chosen.reason.find("cached in " + cache), std::string::npos);
+  // Without receivers: another key, tuned again.
+  const std::string plain = make("").chosen.reason;
+  EXPECT_NE(plain.find("autotuned: fastest of"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("timed recording"), std::string::npos) << plain;
+
+  Decomposition decomposition(tuned.p, {}, 1, MPI_COMM_SELF);
+  const LocalDomain<2> domain = decomposition.local_domain<2>();
+  const SampleRequest<2> request = receiver_request(tuned.run.receivers, tuned.p, domain);
+  ASSERT_EQ(request.points.size(), 76u);
+  auto reference = cuda::make_cuda_backend<2, float>(tuned.p, domain);
+  expect_recorded_as_gathered<2, float>(tuned.p, domain, *reference, *tuned.chosen.backend, request.points,
+                                        request.every, request.level, "after the autotune: " + reason, 5);
 }
 
 // The columns family with what varies: the heat's alpha in layers across x

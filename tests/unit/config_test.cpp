@@ -307,8 +307,8 @@ TEST(UnitConfig, ClusterPlanCandidates) {
 }
 
 // The plan cache's key tells apart what changes the best plan: a medium's
-// type (layers by their axis), absorbing faces and sources, not only whether
-// a coefficient varies.
+// type (layers by their axis), absorbing faces, sources and receivers, not
+// only whether a coefficient varies.
 TEST(UnitConfig, ClusterPlanKeyNamesTheMedia) {
   const std::string base =
       "equation: wave\ngrid: {points: [64, 64, 64]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
@@ -328,6 +328,11 @@ TEST(UnitConfig, ClusterPlanKeyNamesTheMedia) {
   EXPECT_EQ(layers_z, plain + "|c:layersz");
   EXPECT_EQ(absorbing, "H100|damped_wave|3D|float64|r1|64x64x64|gamma:constant|absorbing");  // absorbing: damped
   EXPECT_EQ(sources, plain + "|sources");
+  // Receivers: the points this rank records and how often (their cost
+  // differs between plans); none recorded, nothing added.
+  const Problem p = Problem::from(load_config_text(base, "case.yaml"));
+  EXPECT_EQ(cuda::ClusterPlanCache::key("H100", p, {64, 64, 64}, false, 364, 2), plain + "|receivers:364/2");
+  EXPECT_EQ(cuda::ClusterPlanCache::key("H100", p, {64, 64, 64}, false, 0, 2), plain);
 }
 
 // The cluster kernels add point and Gaussian sources inside their pipeline

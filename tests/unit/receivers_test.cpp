@@ -33,6 +33,8 @@ class RecordingHost final : public Backend<D, Real> {
     level_ = level, points_ = points, every_ = every;
     return true;
   }
+  // What the receivers asked it to record.
+  SampleRequest<D> recording() const { return {level_, points_, every_}; }
   void take_samples(std::vector<long>& steps, std::vector<Real>& values) override {
     steps = std::move(steps_), values = std::move(values_);
     steps_.clear(), values_.clear();
@@ -111,6 +113,13 @@ TEST(UnitReceivers, RecordedSamplesMakeTheFileSampledBetweenSteps) {
     recording.initialize();
     by_chunks.start(0, false);
     ASSERT_TRUE(by_chunks.record_with(recording));
+    // What the registry hands a backend before the run (receiver_request):
+    // the same points, level and steps, 19 receivers' 4 points each.
+    const SampleRequest<2> asked = receiver_request(b.run.receivers, p, domain), told = recording.recording();
+    EXPECT_EQ(asked.points.size(), 76u) << field;
+    EXPECT_EQ(asked.points, told.points) << field;
+    EXPECT_EQ(asked.level, told.level) << field;
+    EXPECT_EQ(asked.every, told.every) << field;
     by_chunks.sample(recording, 0, p.time_at(0));
     for (long done = 0; done < p.steps; done += 7) {
       recording.advance(static_cast<int>(std::min<long>(7, p.steps - done)));
