@@ -197,8 +197,8 @@ int command_info() {
   for (HaloTransportKind kind : built_transports())
     transports += std::string(transports.empty() ? "" : ", ") + to_string(kind);
   std::printf(
-      "backends: %s (auto: cuda where a GPU is visible, else host; cuda-cluster: temporal blocking over "
-      "thread-block clusters, autotuned against cuda)\n",
+      "backends: %s (auto: cuda-cluster where a GPU is visible, else host; cuda-cluster: temporal blocking over "
+      "thread-block clusters, autotuned against cuda's one-step kernel, which it runs where that is faster)\n",
       backends.c_str());
   std::printf("halo transports: %s (auto: nccl with a GPU per rank, else CUDA-aware MPI, else mpi-host)\n",
               transports.c_str());

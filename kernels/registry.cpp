@@ -76,9 +76,10 @@ struct GpuShare {
 
 // Refuses, on every rank alike, a run whose fields and buffers do not fit:
 // host memory is shared by the node's `local_ranks`, a GPU's by its share.
+// `extra_fields`: fields of u's size the backend holds beyond u and u_next.
 template <int D>
 void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>& domain, int local_ranks,
-                  std::optional<GpuShare> gpu, MPI_Comm comm) {
+                  std::optional<GpuShare> gpu, int extra_fields, MPI_Comm comm) {
   const auto from_file = [](const std::optional<InitialCondition>& ic) { return ic && ic->type == InitialType::file; };
   const bool field_files = run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0 || run.output.every > 0 ||
                            from_file(p.initial) || from_file(p.velocity);
@@ -90,11 +91,7 @@ void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>
     need.host += media.staging + (gpu ? 0 : media.held);
     if (gpu) {
       need.host += media.held;  // made on the host, then copied
-      need.device += media.held;
-      // cuda-cluster's 2D tiles read the heat's pair coefficients as fields.
-      if (run.backend == BackendKind::cuda_cluster && D == 2 && p.equation == Equation::heat && p.varies())
-        need.device += static_cast<std::size_t>(D * p.radius) * domain.layout.storage_size() *
-                       (p.precision == Precision::float32 ? 4 : 8);
+      need.device += media.held + static_cast<std::size_t>(extra_fields) * field_bytes(p, domain, true);
     }
     if (run.receivers.any()) {
       int rank = 0;
@@ -138,7 +135,7 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   const std::optional<BackendKind>& asked = run.backend;
   if (!gpu_backend_runs(run)) {
-    check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, comm);
+    check_memory(p, run, domain, node_local_rank(comm).second, std::nullopt, 0, comm);
 #ifdef HEATWAVE_HAVE_CUDA
     const char* reason = asked ? "requested in the config" : "auto: no CUDA device visible";
 #else
@@ -148,7 +145,10 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
   }
 #ifdef HEATWAVE_HAVE_CUDA
   const auto gpus = cuda::devices();
-  const BackendKind kind = asked.value_or(BackendKind::cuda);
+  // auto: cuda-cluster, which runs the cuda backend's one-step kernel itself
+  // where no cluster plan is faster, so a run gets the fastest kernels
+  // without asking. Asked for by name, its fallbacks are warnings.
+  const BackendKind kind = asked.value_or(BackendKind::cuda_cluster);
   if (gpus.empty())
     throw Error(ExitCode::cuda_error,
                 p.source + ": 'backend' = '" + to_string(kind) + "' but no CUDA device is visible");
@@ -161,17 +161,36 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
   std::string reason = (asked ? "requested: " : "auto: ") + device.name + " (device " + std::to_string(device.index) +
                        ", sm_" + std::to_string(device.compute_major) + std::to_string(device.compute_minor) + ")";
   const int sharing = (local_ranks + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size());
-  check_memory(p, run, domain, local_ranks, GpuShare{device.index, sharing}, comm);
-  if (const std::string gap = cuda::cluster_gap(p); kind == BackendKind::cuda_cluster && !gap.empty()) {
-    spdlog::warn("backend cuda-cluster: {} (docs/design.md)", gap);
-    reason += "; falling back to the cuda backend: " + gap;
-  } else if (kind == BackendKind::cuda_cluster) {
-    std::string why;
-    if (auto cluster = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster,
-                                                           receiver_request(run.receivers, p, domain), why))
-      return {std::move(cluster), reason + "; " + why, transport};
-    spdlog::warn("backend cuda-cluster: {}", why);
+  const GpuShare gpu{device.index, sharing};
+  auto fall_back = [&](const std::string& why) {
+    if (asked) spdlog::warn("backend cuda-cluster: {}", why);
     reason += "; falling back to the cuda backend: " + why;
+  };
+  bool cluster = kind == BackendKind::cuda_cluster;
+  if (const std::string gap = cuda::cluster_gap(p); cluster && !gap.empty()) {
+    fall_back(gap + " (docs/design.md)");
+    cluster = false;
+  }
+  // auto takes cuda-cluster only where its extra fields fit (the check is
+  // collective: every rank falls back alike).
+  const int extra = cuda::cluster_extra_fields(p);
+  bool checked = false;
+  if (cluster && !asked) {
+    try {
+      check_memory(p, run, domain, local_ranks, gpu, extra, comm);
+      checked = true;
+    } catch (const Error& e) {
+      fall_back(fmt::format("its {} more fields of the grid's size do not fit: {}", extra, e.what()));
+      cluster = false;
+    }
+  }
+  if (!checked) check_memory(p, run, domain, local_ranks, gpu, cluster ? extra : 0, comm);
+  if (cluster) {
+    std::string why;
+    const cuda::SampleSource<D> samples = [&] { return receiver_request(run.receivers, p, domain); };
+    if (auto backend = cuda::make_cluster_backend<D, Real>(p, domain, run.cluster, samples, why))
+      return {std::move(backend), reason + "; " + why, transport};
+    fall_back(why);
   }
   return {cuda::make_cuda_backend<D, Real>(p, domain), reason, transport};
 #else

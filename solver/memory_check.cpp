@@ -49,13 +49,20 @@ std::string format_gib(std::size_t bytes) {
 }  // namespace
 
 template <int D>
-MemoryNeed memory_need(const Problem& problem, const LocalDomain<D>& domain, bool on_gpu, bool field_files) {
+std::size_t field_bytes(const Problem& problem, const LocalDomain<D>& domain, bool on_gpu) {
   const std::size_t real = problem.precision == Precision::float32 ? 4 : 8;
   Layout<D> layout = domain.layout;
   if (on_gpu) layout.align = static_cast<int>(16 / real);
+  return layout.storage_size() * real;
+}
+
+template <int D>
+MemoryNeed memory_need(const Problem& problem, const LocalDomain<D>& domain, bool on_gpu, bool field_files) {
+  const std::size_t real = problem.precision == Precision::float32 ? 4 : 8;
+  const Layout<D>& layout = domain.layout;
   const std::size_t owned = static_cast<std::size_t>(layout.owned_box().size());
   // u and u_next (which holds u^{n-1} for a second-order equation).
-  const std::size_t fields = 2 * layout.storage_size() * real;
+  const std::size_t fields = 2 * field_bytes(problem, domain, on_gpu);
   // Halo buffers: a send and a receive buffer per exchanged face and level.
   std::size_t halo = 0;
   for (int a = 0; a < D; ++a)
@@ -79,6 +86,8 @@ MemoryNeed memory_need(const Problem& problem, const LocalDomain<D>& domain, boo
   return need;
 }
 
+template std::size_t field_bytes(const Problem&, const LocalDomain<2>&, bool);
+template std::size_t field_bytes(const Problem&, const LocalDomain<3>&, bool);
 template MemoryNeed memory_need(const Problem&, const LocalDomain<2>&, bool, bool);
 template MemoryNeed memory_need(const Problem&, const LocalDomain<3>&, bool, bool);
 

@@ -20,6 +20,10 @@ struct MemoryNeed {
   std::size_t device = 0;
 };
 
+// One field's bytes on this rank (rows padded for 16-byte packs on a GPU).
+template <int D>
+std::size_t field_bytes(const Problem& problem, const LocalDomain<D>& domain, bool on_gpu);
+
 template <int D>
 MemoryNeed memory_need(const Problem& problem, const LocalDomain<D>& domain, bool on_gpu, bool field_files);
 

@@ -28,9 +28,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       GpuBackend<D, Real>::step_, GpuBackend<D, Real>::inner_stream_, GpuBackend<D, Real>::inner_done_;
 
  public:
-  ClusterBackend(const Problem& problem, const LocalDomain<D>& domain, const ClusterSettings& settings,
-                 const SampleRequest<D>& run_samples)
-      : GpuBackend<D, Real>(problem, domain), settings_(settings), run_samples_(run_samples) {}
+  ClusterBackend(const Problem& problem, const LocalDomain<D>& domain, const ClusterSettings& settings)
+      : GpuBackend<D, Real>(problem, domain), settings_(settings) {}
 
   BackendKind kind() const override { return BackendKind::cuda_cluster; }
   std::string plan() const override { return kernel_->plan().text(); }
@@ -94,8 +93,9 @@ class ClusterBackend final : public GpuBackend<D, Real> {
 
   // The plan, from HEATWAVE_CLUSTER_PLAN, the config's overrides, the plan
   // cache or a short autotune, in that order. False, with `reason`, where no
-  // cluster plan runs or the baseline kernel is faster.
-  bool choose_plan(std::string& reason) {
+  // cluster plan runs or the baseline kernel is faster. `run_samples` is
+  // asked only where the cache or the autotune is (its key names them).
+  bool choose_plan(const SampleSource<D>& run_samples, std::string& reason) {
     std::string origin = "built-in";
     ClusterPlan plan = default_cluster_plan(problem_);
     std::unique_ptr<ClusterKernel<D, Real>> cached_kernel;  // a cached plan's, made once to check it runs
@@ -109,9 +109,9 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       std::vector<long> owned(domain.layout.owned.begin(), domain.layout.owned.end());
       bool exchanged = false;
       for (int a = 0; a < D; ++a) exchanged = exchanged || domain.exchanged[a][0] || domain.exchanged[a][1];
-      const std::string key =
-          ClusterPlanCache::key(current_device().name, problem_, owned, exchanged,
-                                run_samples_.any() ? run_samples_.points.size() : 0, run_samples_.every);
+      const SampleRequest<D> sampled = run_samples ? run_samples() : SampleRequest<D>{};
+      const std::string key = ClusterPlanCache::key(current_device().name, problem_, owned, exchanged,
+                                                    sampled.any() ? sampled.points.size() : 0, sampled.every);
       std::optional<ClusterPlan> cached = cache.find(key);
       std::string why;
       if (cached && !cached->baseline() &&
@@ -124,7 +124,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
       }
       if (cached) {
         plan = *cached, origin = "cached in " + cache.path();
-      } else if (auto tuned = autotune(origin)) {
+      } else if (auto tuned = autotune(sampled, origin)) {
         plan = tuned->first;
         cache.store(key, plan, tuned->second);
         origin += ", cached in " + cache.path();
@@ -206,7 +206,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // not record them, and the baseline kernel) with gather() every `every`
   // steps, which then also ends launches. The fields are initialised
   // afterwards, so nothing of this stays.
-  std::optional<std::pair<ClusterPlan, double>> autotune(std::string& origin) {
+  std::optional<std::pair<ClusterPlan, double>> autotune(const SampleRequest<D>& sampled, std::string& origin) {
     constexpr int resident_chunk = 8;  // steps a resident plan (any chunk in one launch) is timed over
     constexpr std::size_t finalists = 3;
     allocate_outputs();
@@ -223,7 +223,6 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     // The run's receivers. A timed run goes on from the step the last one
     // ended at (sample steps fall as in the run); the steps it records
     // reuse the same sample rows.
-    const SampleRequest<D>& sampled = run_samples_;
     std::vector<Real> gathered(sampled.points.size());
     long samples_taken = 0;  // by the plans' timings
     if (sampled.any()) set_samples(sampled.level, sampled.points, sampled.every);
@@ -295,7 +294,6 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Nothing of the timings is recorded for the run.
     if (sampled.any()) set_samples(sampled.level, {}, 0);
-    recorded_steps_.clear();
     char text[192];
     if (best && best->second < baseline) {
       std::snprintf(
@@ -413,7 +411,6 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   }
 
   ClusterSettings settings_;
-  SampleRequest<D> run_samples_;  // the receivers the run will record: the autotune times them
   std::unique_ptr<ClusterKernel<D, Real>> kernel_;
   // Receivers recorded by the launches (record_samples).
   bool recording_ = false, sample_previous_ = false;
@@ -434,24 +431,24 @@ class ClusterBackend final : public GpuBackend<D, Real> {
 
 template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_cluster_backend(const Problem& problem, const LocalDomain<D>& domain,
-                                                       const ClusterSettings& settings, const SampleRequest<D>& samples,
+                                                       const ClusterSettings& settings, const SampleSource<D>& samples,
                                                        std::string& reason) {
-  auto backend = std::make_unique<ClusterBackend<D, Real>>(problem, domain, settings, samples);
-  if (!backend->choose_plan(reason)) return nullptr;
+  auto backend = std::make_unique<ClusterBackend<D, Real>>(problem, domain, settings);
+  if (!backend->choose_plan(samples, reason)) return nullptr;
   return backend;
 }
 
 template std::unique_ptr<Backend<2, float>> make_cluster_backend(const Problem&, const LocalDomain<2>&,
-                                                                 const ClusterSettings&, const SampleRequest<2>&,
+                                                                 const ClusterSettings&, const SampleSource<2>&,
                                                                  std::string&);
 template std::unique_ptr<Backend<2, double>> make_cluster_backend(const Problem&, const LocalDomain<2>&,
-                                                                  const ClusterSettings&, const SampleRequest<2>&,
+                                                                  const ClusterSettings&, const SampleSource<2>&,
                                                                   std::string&);
 template std::unique_ptr<Backend<3, float>> make_cluster_backend(const Problem&, const LocalDomain<3>&,
-                                                                 const ClusterSettings&, const SampleRequest<3>&,
+                                                                 const ClusterSettings&, const SampleSource<3>&,
                                                                  std::string&);
 template std::unique_ptr<Backend<3, double>> make_cluster_backend(const Problem&, const LocalDomain<3>&,
-                                                                  const ClusterSettings&, const SampleRequest<3>&,
+                                                                  const ClusterSettings&, const SampleSource<3>&,
                                                                   std::string&);
 
 }  // namespace heatwave::cuda

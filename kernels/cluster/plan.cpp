@@ -321,6 +321,10 @@ bool cluster_flux_tiles(const Problem& problem) {
          });
 }
 
+int cluster_extra_fields(const Problem& problem) {
+  return (problem.levels() == 2 ? 2 : 0) + (cluster_flux_tiles(problem) ? problem.dims * problem.radius : 0);
+}
+
 std::string cluster_gap(const Problem& problem) {
   for (const Source& source : problem.sources)
     if (source.type == SourceType::field)

@@ -116,6 +116,11 @@ inline constexpr int max_cluster_source_boxes = 32;  // a bit each in a thread's
 // tile): more shared memory a block, other plans. (Constant or in layers, and
 // in 3D, the pairs come from a table by the layers' coordinate or the file.)
 bool cluster_flux_tiles(const Problem& problem);
+// Fields the cluster backend holds beyond the cuda backend's, each the size
+// of u: a two-level equation's launches write out of place (two outputs, so
+// that both input levels stay whole for the halos other clusters read), and
+// the pair fields of cluster_flux_tiles (D * radius).
+int cluster_extra_fields(const Problem& problem);
 
 // The fastest plan per GPU model and case, kept in a JSON file (written to a
 // temporary name and renamed: concurrent ranks never see half a file).

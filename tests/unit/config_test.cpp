@@ -361,6 +361,31 @@ TEST(UnitConfig, ClusterKernelsTakePointAndGaussianSources) {
   EXPECT_NE(gap(many).find("at most 32 sources"), std::string::npos) << gap(many);
 }
 
+// What cuda-cluster holds beyond the cuda backend (the registry's memory
+// check counts it, and backend auto falls back where it does not fit): a
+// two-level equation's out-of-place outputs, and in 2D a heat's alpha from a
+// file as D * radius pair fields. Layers and constants take none.
+TEST(UnitConfig, ClusterBackendsExtraFields) {
+  auto problem = [](const std::string& equation, const std::string& more = "") {
+    return Problem::from(load_config_text("equation: " + equation +
+                                              "\ngrid: {points: [64, 64]}\ntime: {dt: auto, steps: 1}\n"
+                                              "initial: {type: random}\n" +
+                                              more,
+                                          "case.yaml"));
+  };
+  EXPECT_EQ(cuda::cluster_extra_fields(problem("heat")), 0);
+  EXPECT_EQ(cuda::cluster_extra_fields(problem("wave")), 2);
+  EXPECT_EQ(cuda::cluster_extra_fields(problem("damped_wave")), 2);
+  const std::string layers =
+      "material: {alpha: {type: layers, axis: y, interfaces: [0.5], values: [1.0, 0.3]}}\nstencil: {radius: 2}\n";
+  Problem heat = problem("heat", layers);
+  EXPECT_EQ(cuda::cluster_extra_fields(heat), 0);
+  heat.material.at("alpha").type = MediumType::file;  // (a file must exist to load)
+  EXPECT_EQ(cuda::cluster_extra_fields(heat), 2 * 2);
+  heat.dims = 3;  // 3D reads the file's pairs through a table
+  EXPECT_EQ(cuda::cluster_extra_fields(heat), 0);
+}
+
 // A resident plan: the config asks for it, and its text, fields and parse agree.
 TEST(UnitConfig, ResidentClusterPlan) {
   const Config c = load_config_text(good + "cluster: {mode: resident, tile: [120, 32]}\n", "case.yaml");
