@@ -77,9 +77,10 @@ struct GpuShare {
 // Refuses, on every rank alike, a run whose fields and buffers do not fit:
 // host memory is shared by the node's `local_ranks`, a GPU's by its share.
 // `extra_fields`: fields of u's size the backend holds beyond u and u_next.
+// `advise`: the error says what to do (a run refused), else only the shortfall.
 template <int D>
 void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>& domain, int local_ranks,
-                  std::optional<GpuShare> gpu, int extra_fields, MPI_Comm comm) {
+                  std::optional<GpuShare> gpu, int extra_fields, MPI_Comm comm, bool advise = true) {
   const auto from_file = [](const std::optional<InitialCondition>& ic) { return ic && ic->type == InitialType::file; };
   const bool field_files = run.checkpoint.every > 0 || run.checkpoint.every_seconds > 0 || run.output.every > 0 ||
                            from_file(p.initial) || from_file(p.velocity);
@@ -105,14 +106,14 @@ void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>
                     to_string(p.equation), fmt::join(domain.global, ", "));
     if (const auto host = host_memory_available()) {
       const std::string where = local_ranks > 1 ? fmt::format("host, shared by {} ranks", local_ranks) : "host";
-      require_memory(need.host, *host / static_cast<std::size_t>(local_ranks), where, what);
+      require_memory(need.host, *host / static_cast<std::size_t>(local_ranks), where, what, advise);
     }
 #ifdef HEATWAVE_HAVE_CUDA
     if (gpu)
       require_memory(
           need.device, cuda::free_memory() / static_cast<std::size_t>(gpu->ranks),
           fmt::format("GPU {}{}", gpu->index, gpu->ranks > 1 ? fmt::format(", shared by {} ranks", gpu->ranks) : ""),
-          what);
+          what, advise);
 #endif
   });
 }
@@ -177,7 +178,7 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
   bool checked = false;
   if (cluster && !asked) {
     try {
-      check_memory(p, run, domain, local_ranks, gpu, extra, comm);
+      check_memory(p, run, domain, local_ranks, gpu, extra, comm, false);
       checked = true;
     } catch (const Error& e) {
       fall_back(fmt::format("its {} more fields of the grid's size do not fit: {}", extra, e.what()));

@@ -105,11 +105,18 @@ std::optional<std::size_t> host_memory_available() {
   return available;
 }
 
-void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what) {
-  if (need <= available) return;
-  throw Error(ExitCode::invalid_value, fmt::format("{} needs {}, {} available ({}): use a smaller grid, more ranks or "
-                                                   "a machine with more memory",
-                                                   what, format_gib(need), format_gib(available), where));
+std::string memory_shortfall(std::size_t need, std::size_t available, const std::string& where,
+                             const std::string& what) {
+  if (need <= available) return {};
+  return fmt::format("{} needs {}, {} available ({})", what, format_gib(need), format_gib(available), where);
+}
+
+void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what,
+                    bool advise) {
+  const std::string shortfall = memory_shortfall(need, available, where, what);
+  if (shortfall.empty()) return;
+  throw Error(ExitCode::invalid_value,
+              advise ? shortfall + ": use a smaller grid, more ranks or a machine with more memory" : shortfall);
 }
 
 }  // namespace heatwave

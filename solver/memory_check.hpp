@@ -31,8 +31,16 @@ MemoryNeed memory_need(const Problem& problem, const LocalDomain<D>& domain, boo
 // cgroup's limit (a Slurm job's share) where one is set. Empty when unknown.
 std::optional<std::size_t> host_memory_available();
 
-// Throws Error(invalid_value) "needs X GiB, Y GiB available (where)" when
-// `need` exceeds `available`. `what` names the grid (config file, points).
-void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what);
+// "what needs X GiB, Y GiB available (where)" when `need` exceeds
+// `available`, else empty. `what` names the grid (config file, points).
+std::string memory_shortfall(std::size_t need, std::size_t available, const std::string& where,
+                             const std::string& what);
+
+// Throws Error(invalid_value) with the shortfall where there is one, and
+// (`advise`) what to do about it: a run refused. A caller that goes on
+// another way (auto's fallback to a backend that holds less) says why
+// without the advice.
+void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what,
+                    bool advise = true);
 
 }  // namespace heatwave

@@ -8,6 +8,7 @@
 #include "io/config.hpp"
 #include "io/errors.hpp"
 #include "kernels/cluster/plan.hpp"
+#include "solver/memory_check.hpp"
 #include "solver/problem.hpp"
 #include "solver/simulation.hpp"
 
@@ -384,6 +385,30 @@ TEST(UnitConfig, ClusterBackendsExtraFields) {
   EXPECT_EQ(cuda::cluster_extra_fields(heat), 2 * 2);
   heat.dims = 3;  // 3D reads the file's pairs through a table
   EXPECT_EQ(cuda::cluster_extra_fields(heat), 0);
+}
+
+// The memory check's words: a run refused says what to do; backend auto,
+// which goes on with the cuda backend where cuda-cluster's extra fields do
+// not fit, quotes the shortfall alone.
+TEST(UnitConfig, MemoryShortfallWords) {
+  const std::size_t gib = std::size_t{1} << 30;
+  EXPECT_EQ(memory_shortfall(3 * gib, 3 * gib, "GPU 0", "case.yaml"), "");
+  EXPECT_EQ(memory_shortfall(107 * gib, 79 * gib, "GPU 0", "case.yaml"),
+            "case.yaml needs 107 GiB, 79 GiB available (GPU 0)");
+  auto refused = [&](bool advise) {
+    try {
+      require_memory(5 * gib / 2, gib, "host", "case.yaml", advise);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::invalid_value);
+      return std::string(e.what());
+    }
+    return std::string("not refused");
+  };
+  EXPECT_EQ(refused(true),
+            "case.yaml needs 2.5 GiB, 1 GiB available (host): use a smaller grid, more ranks or a machine with more "
+            "memory");
+  EXPECT_EQ(refused(false), "case.yaml needs 2.5 GiB, 1 GiB available (host)");
+  EXPECT_NO_THROW(require_memory(gib, gib, "host", "case.yaml"));
 }
 
 // A resident plan: the config asks for it, and its text, fields and parse agree.
