@@ -173,10 +173,11 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
     cluster = false;
   }
   // auto takes cuda-cluster only where its extra fields fit (the check is
-  // collective: every rank falls back alike).
+  // collective: every rank falls back alike). Without extra fields the one
+  // check below decides.
   const int extra = cuda::cluster_extra_fields(p);
   bool checked = false;
-  if (cluster && !asked) {
+  if (cluster && !asked && extra > 0) {
     try {
       check_memory(p, run, domain, local_ranks, gpu, extra, comm, false);
       checked = true;
