@@ -1,0 +1,47 @@
+#!/usr/bin/python3
+"""scripts/ptxas_usage.py's reading of ptxas's report (ctest unit.ptxas_usage)."""
+import importlib.util
+import pathlib
+import unittest
+
+_path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "ptxas_usage.py"
+_spec = importlib.util.spec_from_file_location("ptxas_usage", _path)
+ptxas_usage = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ptxas_usage)
+
+# As nvcc -Xptxas -v writes it (two entries of a unit, CUDA 13, sm_90a).
+REPORT = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z1aPf' for 'sm_90a'
+ptxas info    : Function properties for _Z1aPf
+    8 bytes stack frame, 12 bytes spill stores, 20 bytes spill loads
+ptxas info    : Used 128 registers, used 1 barriers, 16 bytes smem
+ptxas info    : Compile time = 517.560 ms
+ptxas info    : Compiling entry function '_Z1bPd' for 'sm_90a'
+ptxas info    : Function properties for _Z1bPd
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 94 registers, used 1 barriers
+ptxas info    : Compile time = 12.000 ms
+"""
+
+
+class Parse(unittest.TestCase):
+    def test_each_entry_its_numbers(self):
+        kernels = ptxas_usage.parse(REPORT)
+        self.assertEqual([k["kernel"] for k in kernels], ["_Z1aPf", "_Z1bPd"])
+        self.assertEqual([k["arch"] for k in kernels], ["sm_90a", "sm_90a"])
+        a, b = kernels
+        self.assertEqual((a["registers"], a["stack"], a["spill_stores"], a["spill_loads"]), (128, 8, 12, 20))
+        self.assertEqual((b["registers"], b["stack"], b["spill_stores"], b["spill_loads"]), (94, 0, 0, 0))
+
+    def test_an_entry_without_its_numbers_is_an_error(self):
+        cut = REPORT.split("ptxas info    : Used 94")[0]
+        with self.assertRaisesRegex(ValueError, "_Z1bPd"):
+            ptxas_usage.parse(cut)
+
+    def test_no_entry(self):
+        self.assertEqual(ptxas_usage.parse("ptxas info    : 0 bytes gmem\n"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
