@@ -10,7 +10,9 @@ the units whose names match PATTERN) with `-Xptxas -v`, into a temporary
 directory (the build is not touched), and prints each kernel's registers,
 stack frame and spill bytes. `--json FILE` keeps the table;
 `--against FILE` prints only the kernels whose numbers differ from a kept
-table (a change against the commit before: run once on each).
+table, and those a unit gained or lost (a change against the commit
+before: run once on each). Where a spill lands (in a loop or not) is in
+the SASS: scripts/sass_loop_top.py on a build with cuobjdump.
 
   /usr/bin/python3 scripts/ptxas_usage.py BUILD [PATTERN] [--spills] [--jobs N]
                                           [--json FILE] [--against FILE]
@@ -58,6 +60,37 @@ def parse(log):
         if "registers" not in k or "stack" not in k:
             raise ValueError(f"ptxas output without registers or stack frame for {k['kernel']}")
     return kernels
+
+
+KEYS = ("registers", "stack", "spill_stores", "spill_loads")
+
+
+def spills(row):
+    return row["spill_stores"] + row["spill_loads"] > 0
+
+
+def table(rows, before=None, spills_only=False):
+    """The rows to print, each with what it was: all of them, or (`before`, a
+    kept table by (unit, kernel)) those whose numbers changed, the kernels
+    new to a unit (" (new)") and those no longer in it (" (gone)", with their
+    old numbers). `spills_only`: the kernels that spill, now or before."""
+    units_now = {r["unit"] for r in rows}
+    now = {(r["unit"], r["kernel"]) for r in rows}
+    shown = []
+    for r in rows:
+        old = before.get((r["unit"], r["kernel"])) if before is not None else None
+        if spills_only and not spills(r) and not (old and spills(old)):
+            continue
+        if before is None:
+            shown.append((r, ""))
+        elif old is None:
+            shown.append((r, " (new)"))
+        elif any(old[k] != r[k] for k in KEYS):
+            shown.append((r, " (was " + " ".join(str(old[k]) for k in KEYS) + ")"))
+    for key, old in (before or {}).items():
+        if key[0] in units_now and key not in now and (spills(old) or not spills_only):
+            shown.append((old, " (gone)"))
+    return shown
 
 
 def readable(names):
@@ -116,7 +149,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", help="a configured build directory (ninja)")
     ap.add_argument("pattern", nargs="?", default=".", help="regular expression on the units' names")
-    ap.add_argument("--spills", action="store_true", help="only the kernels that spill")
+    ap.add_argument("--spills", action="store_true", help="only the kernels that spill (now or, with --against, before)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", help="write the table here")
     ap.add_argument("--against", help="print only the kernels whose numbers differ from this earlier --json")
@@ -138,23 +171,13 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
-    names = readable(sorted({r["kernel"] for r in rows}))
-    keys = ("registers", "stack", "spill_stores", "spill_loads")
-    shown = 0
+    names = readable(sorted({r["kernel"] for r in rows} | {r["kernel"] for r in before.values()}))
     print("registers stack spill_stores spill_loads  unit  kernel")
-    for r in rows:
-        old = before.get((r["unit"], r["kernel"]))
-        if a.spills and r["spill_stores"] + r["spill_loads"] == 0 and not (old and old["spill_stores"] + old["spill_loads"]):
-            continue
-        if a.against and old and all(old[k] == r[k] for k in keys):
-            continue
-        was = "" if not a.against else " (new)" if not old else " (was " + " ".join(str(old[k]) for k in keys) + ")"
+    lines = table(rows, before if a.against else None, a.spills)
+    for r, was in lines:
         print(f"{r['registers']:9} {r['stack']:5} {r['spill_stores']:12} {r['spill_loads']:11}  {r['unit']}  "
               f"{names[r['kernel']]}{was}")
-        shown += 1
-    spilling = sum(1 for r in rows if r["spill_stores"] + r["spill_loads"] > 0)
-    print(f"{len(rows)} kernels, {spilling} spilling, {shown} shown", file=sys.stderr)
-
+    print(f"{len(rows)} kernels, {sum(map(spills, rows))} spilling, {len(lines)} shown", file=sys.stderr)
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/ptxas_usage.py's reading of ptxas's report (ctest unit.ptxas_usage)."""
+"""scripts/ptxas_usage.py: its reading of ptxas's report, its table against a kept one (ctest unit.ptxas_usage)."""
 import importlib.util
 import pathlib
 import unittest
@@ -41,6 +41,30 @@ class Parse(unittest.TestCase):
 
     def test_no_entry(self):
         self.assertEqual(ptxas_usage.parse("ptxas info    : 0 bytes gmem\n"), [])
+
+
+def row(unit, kernel, registers, stores=0, loads=0):
+    return {"unit": unit, "kernel": kernel, "registers": registers, "stack": stores, "spill_stores": stores,
+            "spill_loads": loads}
+
+
+class Table(unittest.TestCase):
+    before = {(r["unit"], r["kernel"]): r for r in
+              [row("u", "same", 100), row("u", "moved", 128), row("u", "gone", 90, 8, 8), row("v", "other", 64)]}
+    after = [row("u", "same", 100), row("u", "moved", 128, 8, 8), row("u", "new", 80)]
+
+    def test_all_rows_without_a_kept_table(self):
+        self.assertEqual([(r["kernel"], was) for r, was in ptxas_usage.table(self.after)],
+                         [("same", ""), ("moved", ""), ("new", "")])
+
+    def test_against_a_kept_table_what_changed_came_and_went(self):
+        shown = [(r["kernel"], was) for r, was in ptxas_usage.table(self.after, self.before)]
+        # "other" is in a unit not compiled now: not reported gone.
+        self.assertEqual(shown, [("moved", " (was 128 0 0 0)"), ("new", " (new)"), ("gone", " (gone)")])
+
+    def test_spills_now_or_before(self):
+        self.assertEqual([r["kernel"] for r, _ in ptxas_usage.table(self.after, spills_only=True)], ["moved"])
+        self.assertEqual([r["kernel"] for r, _ in ptxas_usage.table(self.after, self.before, True)], ["moved", "gone"])
 
 
 if __name__ == "__main__":
