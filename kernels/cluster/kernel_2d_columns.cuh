@@ -11,8 +11,10 @@
 // neighbours come from one shared buffer a level (two chunks, by parity):
 // level t reads level t-1's chunk i-t, written in iteration i-1, and writes
 // its own for level t+1 to read in iteration i+1. So an iteration has one
-// barrier for all levels and C rows. The next chunk's loads are issued an
-// iteration ahead into registers.
+// barrier for all levels and C rows. A column's chunk lies in the buffer in
+// 16-byte planes (columns_plane): a level reads a neighbour column's chunk,
+// and writes its own, in one shared access where a row at a time took C.
+// The next chunk's loads are issued an iteration ahead into registers.
 //
 // K is a template argument, as is the buffers' row stride: the levels
 // unroll into straight code whose shared-memory offsets are immediates (a
@@ -70,6 +72,16 @@ template <class Real, int R>
 inline constexpr int columns_chunk = std::max<int>(R, 16 / sizeof(Real));
 template <int R>
 inline constexpr int columns_row = columns_threads + 2 * R;
+// A shared buffer holds its chunk in planes of P rows, a column's P values
+// of a plane side by side: one 16-byte access (a Pack) where a row at a
+// time took P, but a level's 2 r C neighbour values are live at once.
+// Planes where the registers allow: fp32, the uniform form (heat fp32 r 1
+// k 8 +16%, the wave fp32 k 6 +9%). Elsewhere P is 1, rows: fp64's chunk
+// is two rows (+1-3% at k 12) and its k 8 heat crossed 128 registers (one
+// block an SM: -32%); the flux and point forms' kernels hold their
+// coefficients and spilled (H200, docs/performance.md).
+template <class Real, Form F>
+inline constexpr int columns_plane = sizeof(Real) == 4 && F == Form::uniform ? Pack<Real>::width : 1;
 template <class Real, int R>
 constexpr std::size_t columns_shared_bytes(int levels) {
   return sizeof(Real) * static_cast<std::size_t>(2 * levels * columns_chunk<Real, R> * columns_row<R>);
@@ -175,11 +187,40 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // The rows the levels make reach K r + (K + 1) C past the window: the
   // layers' table's entries and the point form's updates by row.
   static_assert(K * R + (K + 1) * columns_chunk<Real, R> <= flux_table_pad);
-  constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, reach = K * R;
+  constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, P = columns_plane<Real, F>, reach = K * R;
+  static_assert(C % P == 0);
   constexpr bool Wave = Eq::levels == 2;
   constexpr bool Events = E != ColumnEvents::none, Records = E == ColumnEvents::receivers;
   Real* const shared = reinterpret_cast<Real*>(cluster_shared);
-  auto buffer = [&](int level, int parity) { return shared + (level * 2 + parity) * C * W + R; };
+  auto buffer = [&](int level, int parity) { return shared + (level * 2 + parity) * C * W + R * P; };
+  // Row c of column col in a buffer (c may run on through the buffers after
+  // it: each is C rows). (Rows, P 1: the expressions as before planes: the
+  // flux and point forms' units compile to the same PTX, byte for byte; a
+  // change of form alone moved their registers, and a spill costs 6-10%.)
+  auto at = [](int c, int col) {
+    if constexpr (P == 1)
+      return c * W + col;
+    else
+      return c / P * W * P + col * P + c % P;
+  };
+  // Planes: a column's chunk in, and out, a Pack a plane.
+  auto read_chunk = [&](const Real* b, int col, Real(&values)[C]) {
+#pragma unroll
+    for (int c = 0; c < C; c += P) {
+      const Pack<Real> plane = load_pack(b + at(c, col));
+#pragma unroll
+      for (int q = 0; q < P; ++q) values[c + q] = plane.v[q];
+    }
+  };
+  auto write_chunk = [&](Real* b, int col, const Real(&values)[C]) {
+#pragma unroll
+    for (int c = 0; c < C; c += P) {
+      Pack<Real> plane;
+#pragma unroll
+      for (int q = 0; q < P; ++q) plane.v[q] = values[c + q];
+      store_shared_pack(b + at(c, col), plane);
+    }
+  };
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
   const int NT = blockDim.x, tid = threadIdx.x;
@@ -262,10 +303,10 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
     updates = point.at + static_cast<long>(point.x_class[stored_coordinate(ax, computed) - point.x_lo]) * point.rows -
               point.y_lo;
   if (tid < 2 * R)  // pads: read only by edge columns, whose values are never kept
-    for (int b = 0; b < K * 2 * C; ++b) shared[b * W + (tid < R ? tid : NT + tid)] = Real(0);
+    for (int b = 0; b < K * 2 * C; ++b) shared[at(b, tid < R ? tid : NT + tid)] = Real(0);
   if (fixed_x) {
     const Real g = ax.fixed(0, x) ? faces.g[0][0] : faces.g[0][1];
-    for (int b = 0; b < K * 2 * C; ++b) shared[b * W + R + tid] = g;
+    for (int b = 0; b < K * 2 * C; ++b) shared[at(b, R + tid)] = g;
   }
   // Whether the block holds x ghosts or a Dirichlet point (its face paths);
   // the barrier also orders the writes above before the first level reads them.
@@ -300,12 +341,21 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   };
   // A level's chunk into its shared buffer (x_faces: the block's face path).
   auto publish = [&](Real* b, const Real(&values)[C], bool x_faces) {
+    if constexpr (P == 1) {
 #pragma unroll
-    for (int c = 0; c < C; ++c)
-      if (!x_faces)
-        b[c * W + tid] = values[c];
-      else if (!fixed_x)
-        b[c * W + tid] = fused(sign, values[c], shift);
+      for (int c = 0; c < C; ++c)
+        if (!x_faces)
+          b[at(c, tid)] = values[c];
+        else if (!fixed_x)
+          b[at(c, tid)] = fused(sign, values[c], shift);
+    } else if (!x_faces) {
+      write_chunk(b, tid, values);
+    } else if (!fixed_x) {
+      Real ghosts[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) ghosts[c] = fused(sign, values[c], shift);
+      write_chunk(b, tid, ghosts);
+    }
   };
   Real ahead[C], ahead_prev[C];
   load_chunk(u, 0, ahead);
@@ -327,15 +377,27 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
       // Level t-1's rows: chunk row k in [-R, C + R) of the window.
       auto row = [&](int k) -> Real { return k < 0 ? last[t - 1][R + k] : k < C ? cur[t - 1][k] : made[k - C]; };
       [[maybe_unused]] const bool starting = Wave && t == 1 && start;
+      // The x neighbours, j columns to each side of the one read: in planes,
+      // their chunks whole; in rows, a row at a time.
+      [[maybe_unused]] Real lefts[R][C], rights[R][C];
+      if constexpr (P > 1) {
+        const int col = XFaces ? reads : tid;
+#pragma unroll
+        for (int j = 1; j <= R; ++j) read_chunk(xs, col - j, lefts[j - 1]), read_chunk(xs, col + j, rights[j - 1]);
+      }
       Real out[C];
 #pragma unroll
       for (int c = 0; c < C; ++c) {
         const int y = ys + chunk * C + c;
         const Real centre = cur[t - 1][c];
         Real minus[R + 1], plus[R + 1];
-        const int at = c * W + (XFaces ? reads : tid);
+        const int x_at = at(c, XFaces ? reads : tid);
 #pragma unroll
-        for (int j = 1; j <= R; ++j) minus[j] = xs[at - j], plus[j] = xs[at + j];
+        for (int j = 1; j <= R; ++j)
+          if constexpr (P > 1)
+            minus[j] = lefts[j - 1][c], plus[j] = rights[j - 1][c];
+          else
+            minus[j] = xs[x_at - j], plus[j] = xs[x_at + j];
         // The operator, x terms first (the flux form: FluxPairs' order, axes then j).
         using Pairs = FluxPairs<2, R, Real>;
         [[maybe_unused]] FluxLane<2, R, Real> k;
@@ -437,7 +499,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
             auto record_row = [&](int t, int row, int c, Real now) {
               const int y = ys + (i - t) * C + c;
               if (y < sample_lo || y > sample_hi) return;
-              const Real before = Wave ? buffer(t - 1, (i - t) & 1)[c * W + tid] : now;
+              const Real before = Wave ? buffer(t - 1, (i - t) & 1)[at(c, tid)] : now;
               record_column(samples, sample_from, x, y, row, before, now);
             };
             int row;
@@ -445,7 +507,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
             for (int t = 1; t < K; ++t)
               if (samples.sampled(t, row))
 #pragma unroll 1
-                for (int c = 0; c < C; ++c) record_row(t, row, c, buffer(t, (i - t) & 1)[c * W + tid]);
+                for (int c = 0; c < C; ++c) record_row(t, row, c, buffer(t, (i - t) & 1)[at(c, tid)]);
             if (samples.sampled(K, row)) {
               const Real g = ax.fixed(0, x) ? faces.g[0][0] : faces.g[0][1];
 #pragma unroll
