@@ -11,6 +11,7 @@
 #include <system_error>
 #include <utility>
 
+#include "build_info.hpp"
 #include "io/errors.hpp"
 #include "core/equations/equations.hpp"
 #include "solver/media.hpp"
@@ -297,7 +298,8 @@ std::string ClusterPlanCache::key(const std::string& device, const Problem& prob
   const std::string receivers = every > 0 && sampled_points > 0
                                     ? "|receivers:" + std::to_string(sampled_points) + "/" + std::to_string(every)
                                     : "";
-  return device + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
+  // The build: another's kernels may rank the plans otherwise (an upgrade tunes again).
+  return device + "|build " + build::git_commit + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
          to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size + (exchanged ? "|mpi" : "") +
          media_key(problem) + receivers;
 }
