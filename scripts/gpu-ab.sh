@@ -53,7 +53,7 @@ if [[ $steps == *tests* ]]; then
   grep -E "tests passed|tests failed|\[  (PASSED|FAILED) |Failed|\*\*\*" "$out/ctest-gpu.log" | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *bench* ]]; then
-  export HEATWAVE_CACHE_DIR=/tmp/heatwave-ab-plans  # one cache: both builds run the same plans
+  export HEATWAVE_CACHE_DIR=/tmp/heatwave-ab-plans  # keyed by build: each tunes its own plans, as a user's run would
   round=0
   for which in ${HEATWAVE_AB_ORDER:-before after after before}; do
     round=$((round + 1))

@@ -175,7 +175,7 @@ if [[ $steps == *bench* ]]; then
   grep -E "^\||roofline:" "$out/bench.log" | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *ab* ]]; then
-  log "A/B: the commit before, then this tree, bench/ab-cluster.yaml on one plan cache"
+  log "A/B: the commit before, then this tree, bench/ab-cluster.yaml (plans tuned by each build: the cache key names it)"
   if wait $before_build; then
     export HEATWAVE_CACHE_DIR=/tmp/heatwave-ab-plans
     for which in before after; do
