@@ -11,9 +11,10 @@
 // neighbours come from one shared buffer a level (two chunks, by parity):
 // level t reads level t-1's chunk i-t, written in iteration i-1, and writes
 // its own for level t+1 to read in iteration i+1. So an iteration has one
-// barrier for all levels and C rows. A column's chunk lies in the buffer in
-// 16-byte planes (columns_plane): a level reads a neighbour column's chunk,
-// and writes its own, in one shared access where a row at a time took C.
+// barrier for all levels and C rows. In the fp32 kernels of the uniform
+// form a column's chunk lies in the buffer as a 16-byte plane
+// (columns_plane): a level reads a neighbour column's chunk, and writes its
+// own, in one shared access where a row at a time took C.
 // The next chunk's loads are issued an iteration ahead into registers.
 //
 // K is a template argument, as is the buffers' row stride: the levels
