@@ -299,9 +299,9 @@ std::string ClusterPlanCache::key(const std::string& device, const Problem& prob
                                     ? "|receivers:" + std::to_string(sampled_points) + "/" + std::to_string(every)
                                     : "";
   // The build: another's kernels may rank the plans otherwise (an upgrade tunes again).
-  return device + "|build " + build::git_commit + "|" + to_string(problem.equation) + "|" + std::to_string(problem.dims) + "D|" +
-         to_string(problem.precision) + "|r" + std::to_string(problem.radius) + "|" + size + (exchanged ? "|mpi" : "") +
-         media_key(problem) + receivers;
+  return device + "|build " + build::git_commit + "|" + to_string(problem.equation) + "|" +
+         std::to_string(problem.dims) + "D|" + to_string(problem.precision) + "|r" + std::to_string(problem.radius) +
+         "|" + size + (exchanged ? "|mpi" : "") + media_key(problem) + receivers;
 }
 
 std::string ClusterPlanCache::media_key(const Problem& problem) {
