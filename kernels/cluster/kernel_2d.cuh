@@ -28,7 +28,7 @@
 // (MPI) are data like any other point: their halo is loaded, and the write-back
 // reaches `ahead*r` into it so that the next launch of the chunk finds it valid.
 #pragma once
-#include "kernels/cluster/kernel_2d_columns.cuh"
+#include "kernels/cluster/kernel_2d_columns_object.cuh"
 #include "kernels/cluster/kernel_2d_forms.cuh"
 #include "kernels/cluster/kernel_object.cuh"
 
