@@ -20,8 +20,9 @@ inline constexpr int columns_row = columns_threads + 2 * R;
 // time took P, but a level's 2 r C neighbour values are live at once.
 // Planes where the registers allow: fp32, the uniform form (heat fp32 r 1
 // k 8 +16%, the wave fp32 k 6 +9%). Elsewhere P is 1, rows: fp64's chunk
-// is two rows (+1-3% at k 12) and its k 8 heat crossed 128 registers (one
-// block an SM: -32%); the flux and point forms' kernels hold their
+// is two rows (+1-4% at k 12) and its k 8 heat crossed 128 registers (one
+// block an SM: -32%; held to 128 for two, without a spill, still -3%); the
+// flux and point forms' kernels hold their
 // coefficients and spilled (H200, docs/performance.md).
 template <class Real, Form F>
 inline constexpr int columns_plane = sizeof(Real) == 4 && F == Form::uniform ? Pack<Real>::width : 1;
