@@ -15,7 +15,11 @@ before: run once on each). Where a spill lands (in a loop or not) is in
 the SASS: scripts/sass_loop_top.py on a build with cuobjdump.
 
   /usr/bin/python3 scripts/ptxas_usage.py BUILD [PATTERN] [--spills] [--jobs N]
-                                          [--json FILE] [--against FILE]
+                                          [--json FILE] [--against FILE] [--overlay DIR]
+
+`--overlay DIR` compiles with DIR's headers in place of the tree's (DIR
+holds them at the tree's paths): a variant against the tree, each in one
+run, while the tree stays as it is.
 
 PATTERN is a regular expression on the unit's name, e.g.
 'kernel_2d_float_columns_point_receivers_DampedWave' or '2d_.*columns'.
@@ -124,11 +128,13 @@ def units(build, pattern):
     return sorted((obj, name) for name, obj in found.items())
 
 
-def compile_unit(build, obj, name, scratch):
-    """The unit's compile command (from ninja) with -Xptxas -v and its output
-    in scratch; ptxas's report."""
-    command = subprocess.run(["ninja", "-C", build, "-t", "commands", obj], capture_output=True, text=True,
-                             check=True).stdout.strip().splitlines()[-1]
+def unit_command(command, out, overlay=None):
+    """A unit's compile command line as arguments, writing `out`, without its
+    dependency file, with -Xptxas -v; `overlay`: a directory searched for
+    includes before the tree, so that its headers (at the tree's paths, e.g.
+    OVERLAY/kernels/cluster/kernel_2d_columns.cuh) stand in for the tree's
+    (the project includes by paths from the root, which a header's own
+    directory does not resolve)."""
     args, skip = [], False
     for a in shlex.split(command):
         if skip:
@@ -136,10 +142,21 @@ def compile_unit(build, obj, name, scratch):
         elif a in ("-MT", "-MF", "-o"):
             skip = True
             if a == "-o":
-                args += ["-o", os.path.join(scratch, name + ".o")]
+                args += ["-o", out]
         elif a != "-MD":
             args.append(a)
-    run = subprocess.run(args + ["-Xptxas", "-v"], cwd=build, capture_output=True, text=True)
+    if overlay:
+        args[1:1] = ["-I", os.path.abspath(overlay)]
+    return args + ["-Xptxas", "-v"]
+
+
+def compile_unit(build, obj, name, scratch, overlay=None):
+    """The unit's compile command (from ninja) with -Xptxas -v and its output
+    in scratch (`overlay`: unit_command); ptxas's report."""
+    command = subprocess.run(["ninja", "-C", build, "-t", "commands", obj], capture_output=True, text=True,
+                             check=True).stdout.strip().splitlines()[-1]
+    args = unit_command(command, os.path.join(scratch, name + ".o"), overlay)
+    run = subprocess.run(args, cwd=build, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"{name}: the compile failed (exit {run.returncode}):\n{run.stderr[-2000:]}")
     return name, parse(run.stdout + run.stderr)
@@ -153,7 +170,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", help="write the table here")
     ap.add_argument("--against", help="print only the kernels whose numbers differ from this earlier --json")
+    ap.add_argument("--overlay", help="a directory of headers, at the tree's paths, that stand in for the tree's "
+                    "(a variant measured without editing the tree)")
     a = ap.parse_args()
+    if a.overlay and not os.path.isdir(a.overlay):
+        sys.exit(f"ptxas_usage: --overlay {a.overlay}: no such directory")
     if not os.path.isfile(os.path.join(a.build, "build.ninja")):
         sys.exit(f"ptxas_usage: {a.build}: no build.ninja (configure with -G Ninja first)")
     todo = units(a.build, a.pattern)
@@ -166,7 +187,7 @@ def main():
     print(f"{len(todo)} unit(s), {a.jobs} at a time", file=sys.stderr)
     rows = []
     with tempfile.TemporaryDirectory() as scratch, concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        for name, kernels in pool.map(lambda t: compile_unit(a.build, t[0], t[1], scratch), todo):
+        for name, kernels in pool.map(lambda t: compile_unit(a.build, t[0], t[1], scratch, a.overlay), todo):
             rows += [dict(k, unit=name) for k in kernels]
     if a.json:
         with open(a.json, "w") as f:

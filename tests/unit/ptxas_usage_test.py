@@ -67,5 +67,20 @@ class Table(unittest.TestCase):
         self.assertEqual([r["kernel"] for r, _ in ptxas_usage.table(self.after, self.before, True)], ["moved", "gone"])
 
 
+class Command(unittest.TestCase):
+    ninja = ("/usr/local/cuda/bin/nvcc -I/work/main -O3 -MD -MT x.cu.o -MF x.cu.o.d -x cu -c "
+             "/work/main/build/generated/cluster/x.cu -o CMakeFiles/x.cu.o")
+
+    def test_the_output_moves_and_the_dependency_file_goes(self):
+        self.assertEqual(ptxas_usage.unit_command(self.ninja, "/tmp/s/x.o"),
+                         ["/usr/local/cuda/bin/nvcc", "-I/work/main", "-O3", "-x", "cu", "-c",
+                          "/work/main/build/generated/cluster/x.cu", "-o", "/tmp/s/x.o", "-Xptxas", "-v"])
+
+    def test_an_overlay_is_searched_before_the_tree(self):
+        args = ptxas_usage.unit_command(self.ninja, "/tmp/s/x.o", "/tmp/variant")
+        self.assertEqual(args[:4], ["/usr/local/cuda/bin/nvcc", "-I", "/tmp/variant", "-I/work/main"])
+        self.assertEqual(args[4:], ptxas_usage.unit_command(self.ninja, "/tmp/s/x.o")[2:])
+
+
 if __name__ == "__main__":
     unittest.main()
