@@ -1,7 +1,5 @@
-// cuda-cluster, 2D: the kernel object of a columns plan (the kernels:
-// kernel_2d_columns.cuh): checks the plan against the case and the device,
-// makes the point form's updates by row, and launches a block a strip and
-// segment, with the kernels of the case's form, radius and events.
+// cuda-cluster, 2D: the columns family's kernel object (its kernels:
+// kernel_2d_columns.cuh).
 #pragma once
 #include "kernels/cluster/kernel_2d_columns.cuh"
 
@@ -10,7 +8,8 @@ namespace heatwave::cuda {
 namespace {
 
 // The kernel object of a columns plan: checks the plan against the case and
-// the device, and launches a block a strip and segment.
+// the device, makes the point form's updates by row, and launches a block a
+// strip and segment with the kernels of the case's form, radius and events.
 template <class Real, class Eq>
 class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   using Base = ClusterKernelBase<2, Real, Eq>;
