@@ -272,6 +272,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
       load_chunk(u, i + 1, ahead);
       if constexpr (Wave) load_chunk(u_prev, i, ahead_prev);
     }
+    const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;  // the rows the levels compute this iteration
     // Level t (a constant: each level's registers are its own). General: the
     // rows lie within r of a y face or hold a source point; XFaces: the
     // block makes x ghosts.
@@ -399,7 +400,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
           // loads, and the blocks that record set a small launch's time
           // (H100, a 4001 x 2001 fp32 shot on columns k 6, searching every
           // row of the general path: 131.6 Gcells/s, these rows: 152.8).
-          if (sample_from >= 0 && ys + (i - K) * C <= sample_hi && ys + i * C > sample_lo) {
+          if (sample_from >= 0 && rows_lo <= sample_hi && rows_hi > sample_lo) {
             auto record_row = [&](int t, int row, int c, Real now) {
               const int y = ys + (i - t) * C + c;
               if (y < sample_lo || y > sample_hi) return;
@@ -424,9 +425,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
         }
       }
     };
-    // The rows the levels compute this iteration, [ys + (i - K) C, ys + i C):
-    // a block-uniform choice of path.
-    const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;
+    // A block-uniform choice of path, by the rows.
     if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R) ||
         (Events && rows_lo <= event_hi && rows_hi > event_lo))
       levels.template operator()<true, true>(std::make_integer_sequence<int, K>{});
