@@ -574,6 +574,17 @@ int main(int argc, char** argv) {
     results.push_back(run<double, 12, 2, 256, 1>(nx, ny, steps, repeats, segments));
     results.push_back(run<double, 12, 2, 256, 1, 2>(nx, ny, steps, repeats, segments));
     results.push_back(run<double, 12, 2, 256, 1, 4>(nx, ny, steps, repeats, segments));
+  } else if (argc > 6 && std::strcmp(argv[6], "threads") == 0) {
+    // One block of 512 an SM against two of 256 (the same 128 registers a
+    // thread, half the recomputed x halo), and the wave at 8 levels in one
+    // block of 384 (168 registers) against 6 levels in two of 256; each at
+    // segment counts around whole waves of blocks over 132 SMs (at 8352^2:
+    // 36, 18, 35 and 23 strips).
+    results.push_back(run<float, 12, 4, 256, 2>(nx, ny, steps, repeats, 7));
+    for (int s : {7, 14, 22}) results.push_back(run<float, 12, 4, 512, 1>(nx, ny, steps, repeats, s));
+    results.push_back(run_general<float, 1, true, 6, 4, 256, 2, true, true>(nx, ny, steps, repeats, 7));
+    for (int s : {5, 11, 17})
+      results.push_back(run_general<float, 1, true, 8, 4, 384, 1, true, true>(nx, ny, steps, repeats, s));
   } else {
     results.push_back(run<double, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
     results.push_back(run_general<double, 1, false, 12, 2, 256, 2>(nx, ny, steps, repeats, segments));
