@@ -17,7 +17,9 @@
 // Checked bit for bit against a one-step kernel with the same arithmetic
 // (fresh random data, poisoned outputs); prints JSON with the median
 // Gcells/s of each configuration (CUDA events, warm-up first).
-//   heatwave_streaming_2d [nx ny steps repeats segments]
+//   heatwave_streaming_2d [nx ny steps repeats segments [clusters | threads]]
+// (clusters: the special kernel in clusters of 1, 2 and 4 blocks; threads:
+// one block of 512 an SM, and the wave at 8 levels in one of 384.)
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
