@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // instructions: 88 of the steady iteration's 650, sm_90a SASS, heat fp32
   // r 1 k 12). On a periodic axis a row wraps where it may.
   const long column = geo.lead + geo.halo * geo.stride[1] + gx;
-  const int row_stride = static_cast<int>(geo.stride[1]);  // (the kernel object checks it fits)
+  const int row_stride = static_cast<int>(geo.stride[1]);  // (at most columns_max_row_stride)
   auto load_chunk = [&](const Real* field, int chunk, Real(&out)[C]) {
     const int y = ys + chunk * C;
     if (!ay.periodic) {

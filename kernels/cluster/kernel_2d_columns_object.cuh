@@ -29,9 +29,9 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
              false;
     if (!this->flux_pairs_.empty())
       return reason = plan + " runs alpha constant or in layers (the streaming plans run a file's)", false;
-    if (geo_.stride[1] > INT_MAX / 4)  // a chunk's rows: int offsets (kernel_2d_columns.cuh)
+    if (geo_.stride[1] > columns_max_row_stride)
       return reason = plan + ": rows of " + std::to_string(geo_.stride[1]) + " points, past the " +
-                      std::to_string(INT_MAX / 4) + " its kernels address",
+                      std::to_string(columns_max_row_stride) + " its kernels address",
              false;
     if constexpr (has_point_form<Eq>)
       if (this->pointwise_ && !make_point_rows(reason)) return reason = plan + " " + reason, false;

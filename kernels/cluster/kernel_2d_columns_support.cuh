@@ -15,6 +15,10 @@ template <class Real, int R>
 inline constexpr int columns_chunk = std::max<int>(R, 16 / sizeof(Real));
 template <int R>
 inline constexpr int columns_row = columns_threads + 2 * R;
+// The widest rows (points, the storage's row stride) the kernels address: a
+// chunk's rows (4 at most) at int offsets from its first row's address.
+inline constexpr long columns_max_row_stride = INT_MAX / 4;
+static_assert(columns_chunk<float, 4> <= 4 && columns_chunk<double, 4> <= 4);
 // A shared buffer holds its chunk in planes of P rows, a column's P values
 // of a plane side by side: one 16-byte access (a Pack) where a row at a
 // time took P, but a level's 2 r C neighbour values are live at once.
