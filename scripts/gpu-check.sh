@@ -46,14 +46,17 @@ for tool in memcheck racecheck synccheck; do
   for case in bench/sanitize/*.yaml; do
     name=$(basename "$case" .yaml)
     # cuda-cluster: the autotuned plan; in 2D also a resident plan (cooperative
-    # launch, grid barriers) and a columns plan (the media cases fall back), in
+    # launch, grid barriers), a columns plan (the media cases fall back) and a
+    # wide one (a strip past the small grids by more than a flux table's pad:
+    # it read past the table's end until the kernel clamped the column), in
     # 3D clusters of 2x2 blocks (DSMEM plane edges) and of one block (the
     # autotune may keep the baseline for so small a case).
-    for variant in cuda cuda-cluster cuda-cluster-resident cuda-cluster-columns cuda-cluster-peers cuda-cluster-single; do
+    for variant in cuda cuda-cluster cuda-cluster-resident cuda-cluster-columns cuda-cluster-wide cuda-cluster-peers cuda-cluster-single; do
       backend=cuda-cluster plan=
       [[ $variant == cuda ]] && backend=cuda
       if [[ $variant == *-resident ]]; then [[ $name == *2d* ]] || continue; plan=resident,24,12,2; fi
       if [[ $variant == *-columns ]]; then [[ $name == *2d* ]] || continue; plan=columns,64,0,3; fi
+      if [[ $variant == *-wide ]]; then [[ $name == *2d* ]] || continue; plan=columns,256,0,3; fi
       if [[ $variant == *-peers ]]; then [[ $name == *3d* ]] || continue; plan=2,2,8,8,8,2,1; fi
       if [[ $variant == *-single ]]; then [[ $name == *3d* ]] || continue; plan=1,1,8,8,16,2,1; fi
       log_file="$out/sanitize-$tool-$name-$variant.log"

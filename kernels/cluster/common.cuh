@@ -380,8 +380,8 @@ struct alignas(16) FluxEntry {
 inline constexpr int flux_table_pad = 64;
 template <int D, int R, class Real>
 struct FluxTable {
-  const FluxEntry<D, R, Real>* at = nullptr;  // [c - lo], c the coordinate along `axis`; null: none
-  int axis = 0, lo = 0;
+  const FluxEntry<D, R, Real>* at = nullptr;  // [c - lo], c the coordinate along `axis` in [lo, hi); null: none
+  int axis = 0, lo = 0, hi = 0;
   __device__ const FluxLane<D, R, Real>& lane(const ClusterGeometry<D>& geo, const int (&c)[D]) const {
     int along = stored_coordinate(geo.axis[0], c[0]);
 #pragma unroll

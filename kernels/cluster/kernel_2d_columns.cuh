@@ -186,8 +186,12 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // a level: one straight iteration, whose loads the compiler hoists.
   [[maybe_unused]] const FluxEntry<2, R, Real>* pairs = nullptr;
   [[maybe_unused]] int pair_rows = 0;
-  if constexpr (F == Form::flux)
-    pairs = flux_table.at - flux_table.lo + (flux_table.axis == 1 ? 0 : computed), pair_rows = flux_table.axis;
+  if constexpr (F == Form::flux) {
+    // (A strip's columns past the table, more than its pad past the rank's
+    // edge, are never kept: they read its last entry, not past its end.)
+    const int column = min(max(computed, flux_table.lo), flux_table.hi - 1);
+    pairs = flux_table.at - flux_table.lo + (flux_table.axis == 1 ? 0 : column), pair_rows = flux_table.axis;
+  }
   // Form::point: the column's updates by row (its x class's).
   [[maybe_unused]] const UpdateEntry<typename Eq::template Update<Real>>* updates = nullptr;
   if constexpr (F == Form::point)

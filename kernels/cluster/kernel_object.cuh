@@ -248,6 +248,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     const ClusterAxis& axis = geo_.axis[f.axis];
     table.axis = f.axis, table.lo = (axis.periodic ? 0 : axis.load_lo) - flux_table_pad;
     const int n = (axis.periodic ? axis.n : axis.load_hi) + flux_table_pad - table.lo;
+    table.hi = table.lo + n;
     DeviceBuffer<FluxEntry<D, R, Real>>& entries = std::get<R - 1>(flux_entries_);
     entries.allocate(static_cast<std::size_t>(n));
     make_flux_table<D, R, Real><<<(n + 255) / 256, 256>>>(entries.get(), f, geo_, table.lo, n);
