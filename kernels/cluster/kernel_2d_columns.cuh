@@ -66,7 +66,8 @@
 namespace heatwave::cuda {
 
 template <int R, int K, class Real, class Eq, Form F, ColumnEvents E>
-__global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(Real) == 8))
+__global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
+                                  columns_form_shape<Real, Eq, F, R>.blocks_per_sm)
     columns_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
@@ -78,7 +79,7 @@ __global__ void __launch_bounds__(columns_threads, columns_blocks_per_sm(sizeof(
   // The rows the levels make reach K r + (K + 1) C past the window: the
   // layers' table's entries and the point form's updates by row.
   static_assert(K * R + (K + 1) * columns_chunk<Real, R> <= flux_table_pad);
-  constexpr int C = columns_chunk<Real, R>, W = columns_row<R>, P = columns_plane<Real, F>, reach = K * R;
+  constexpr int C = columns_chunk<Real, R>, W = columns_row<Real, Eq, F, R>, P = columns_plane<Real, F>, reach = K * R;
   static_assert(C % P == 0);
   constexpr bool Wave = Eq::levels == 2;
   constexpr bool Events = E != ColumnEvents::none, Records = E == ColumnEvents::receivers;
@@ -458,7 +459,7 @@ ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   ColumnsKernels2D<R, Real, Eq> kernels;
   [&]<int... K>(std::integer_sequence<int, K...>) {
     auto add = [&]<int L>() {
-      if constexpr (columns_levels_compiled(R, Eq::levels, sizeof(Real) == 8, L))
+      if constexpr (columns_levels_compiled(columns_form_shape<Real, Eq, F, R>, L))
         kernels.by_levels[L] = columns_kernel_2d<R, L, Real, Eq, F, E>;
     };
     (add.template operator()<K + 1>(), ...);

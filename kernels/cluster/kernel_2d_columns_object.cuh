@@ -19,13 +19,15 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q,
                  const ClusterMedia<2, Real>& media, std::string& reason) {
     if (!this->set_geometry(problem, domain, q, media, reason)) return false;
-    const int R = problem.radius, K = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
+    const int R = problem.radius;
+    shape_ = columns_shape(R, Eq::levels, sizeof(Real) == 8, this->flux_ || this->pointwise_);
+    const int K = shape_.max_levels;
     const std::string plan = "columns plan (" + q.text() + ")";
-    if (q.k < 1 || q.k > K || q.tile_x < 32 || q.tile_x > columns_threads || q.tile_x % 32 != 0 ||
+    if (q.k < 1 || q.k > K || q.tile_x < 32 || q.tile_x > shape_.threads || q.tile_x % 32 != 0 ||
         q.tile_x - 2 * q.k * R < 32 || q.tile_y < 0)
       return reason = "invalid " + plan + ": k from 1 to " + std::to_string(K) + " for radius " + std::to_string(R) +
                       (Eq::levels == 2 ? " (two levels)" : "") + ", threads a multiple of 32 up to " +
-                      std::to_string(columns_threads) + " keeping 32 columns past the 2 k r of halo, rows >= 0",
+                      std::to_string(shape_.threads) + " keeping 32 columns past the 2 k r of halo, rows >= 0",
              false;
     if (!this->flux_pairs_.empty())
       return reason = plan + " runs alpha constant or in layers (the streaming plans run a file's)", false;
@@ -36,7 +38,8 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     if constexpr (has_point_form<Eq>)
       if (this->pointwise_ && !make_point_rows(reason)) return reason = plan + " " + reason, false;
     threads_x_ = q.tile_x, threads_y_ = 1;
-    with_radius(R, [&]<int RR>() { shared_bytes_ = columns_shared_bytes<Real, RR>(launch_steps(q.k)); });
+    with_radius(R,
+                [&]<int RR>() { shared_bytes_ = columns_shared_bytes<Real, RR>(launch_steps(q.k), shape_.threads); });
     if (!this->fits_device(reason)) return false;
     // The fewest blocks at once of the kernels the plan's launches may run
     // (each allowed its shared memory): the case's (with sources or without)
@@ -60,7 +63,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   // The most levels compiled up to the plan's k and `left`.
   int launch_steps(int left) const override {
     int k = std::min(left, geo_.plan.k);
-    while (k > 1 && !columns_levels_compiled(this->radius_, Eq::levels, sizeof(Real) == 8, k)) --k;
+    while (k > 1 && !columns_levels_compiled(shape_, k)) --k;
     return k;
   }
 
@@ -83,7 +86,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
                                                            active_[static_cast<int>(events)]);
       const int segment_rows = (rows + segments - 1) / segments;
       const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
-      kernels.by_levels[steps]<<<grid, q.tile_x, columns_shared_bytes<Real, R>(steps), stream>>>(
+      kernels.by_levels[steps]<<<grid, q.tile_x, columns_shared_bytes<Real, R>(steps, shape_.threads), stream>>>(
           u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, ColumnFaces<Real, R>::make(geo_),
           this->template flux_table<R>(), sources, start, segment_rows, samples, point_rows_);
     });
@@ -160,6 +163,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   }
 
   int active_[3] = {0, 0, 0};  // blocks the GPU holds at once, by ColumnEvents
+  ColumnsShape shape_{};       // the form's kernels' (plan.hpp)
   // Form::point: the table by classes (its x classes' map), each x class's updates by row.
   UpdateClassTable<2, Real, Eq> classes_;
   DeviceBuffer<UpdateEntry<typename Eq::template Update<Real>>> column_updates_;

@@ -13,8 +13,11 @@ namespace heatwave::cuda {
 // its r pads each side (a constant: immediate offsets).
 template <class Real, int R>
 inline constexpr int columns_chunk = std::max<int>(R, 16 / sizeof(Real));
-template <int R>
-inline constexpr int columns_row = columns_threads + 2 * R;
+// A form's kernels' shape (plan.hpp: threads, blocks an SM, levels).
+template <class Real, class Eq, Form F, int R>
+inline constexpr ColumnsShape columns_form_shape = columns_shape(R, Eq::levels, sizeof(Real) == 8, F != Form::uniform);
+template <class Real, class Eq, Form F, int R>
+inline constexpr int columns_row = columns_form_shape<Real, Eq, F, R>.threads + 2 * R;
 // The widest rows (points, the storage's row stride) the kernels address: a
 // chunk's rows (4 at most) at int offsets from its first row's address.
 inline constexpr long columns_max_row_stride = INT_MAX / 4;
@@ -31,8 +34,8 @@ static_assert(columns_chunk<float, 4> <= 4 && columns_chunk<double, 4> <= 4);
 template <class Real, Form F>
 inline constexpr int columns_plane = sizeof(Real) == 4 && F == Form::uniform ? Pack<Real>::width : 1;
 template <class Real, int R>
-constexpr std::size_t columns_shared_bytes(int levels) {
-  return sizeof(Real) * static_cast<std::size_t>(2 * levels * columns_chunk<Real, R> * columns_row<R>);
+constexpr std::size_t columns_shared_bytes(int levels, int threads) {
+  return sizeof(Real) * static_cast<std::size_t>(2 * levels * columns_chunk<Real, R> * (threads + 2 * R));
 }
 
 // The ghost rules of the four faces as the kernel applies them, made on the

@@ -172,8 +172,9 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
 // 539-558 at 12, where 178 registers hold one block an SM; fp32 994-1154
 // against 983-1062).
 ClusterPlan default_columns_plan(const Problem& problem) {
-  const int most = max_levels_columns(problem.radius, problem.levels(), problem.precision == Precision::float64);
-  return plan_columns(columns_threads, 0, problem.levels() == 1 && problem.radius == 1 ? 8 : most);
+  const ColumnsShape shape =
+      columns_shape(problem.radius, problem.levels(), problem.precision == Precision::float64, problem.varies());
+  return plan_columns(shape.threads, 0, problem.levels() == 1 && problem.radius == 1 ? 8 : shape.max_levels);
 }
 
 ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
@@ -181,7 +182,8 @@ ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
     p.resident = true, p.deep = p.columns = false, p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.k = 0;
   if (s.mode == "streaming") p.resident = p.deep = p.columns = false;
   if (s.mode == "deep" && !p.deep) p = plan_deep(p.tile_x, p.tile_y, p.k);
-  if (s.mode == "columns" && !p.columns) p = plan_columns(columns_threads, 0, p.k);
+  if (s.mode == "columns" && !p.columns)  // (every form's shape takes 256 threads; a tile below sets others)
+    p = plan_columns(256, 0, p.k);
   if (s.shape[0]) p.cluster_x = s.shape[0], p.cluster_y = s.shape[1];
   if (s.tile[0]) p.tile_x = s.tile[0], p.tile_y = s.tile[1], p.tile_z = s.tile[2];
   if (s.k) p.k = s.k;
@@ -245,7 +247,7 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
   // waves' media): its built-in plan, the most levels compiled, and two
   // thirds of them.
   const ClusterPlan columns = default_columns_plan(problem);
-  const int most = max_levels_columns(R, problem.levels(), f64);
+  const int most = columns_shape(R, problem.levels(), f64, problem.varies()).max_levels;
   add(columns);
   add(plan_columns(columns.tile_x, 0, most));
   add(plan_columns(columns.tile_x, 0, std::max(1, most * 2 / 3)));

@@ -3,6 +3,7 @@
 // worth timing for a case, and the on-disk cache of the fastest one per GPU
 // model and case. Plain C++ (no CUDA types, built with or without CUDA: the
 // bench reads plans too); the kernels are in kernel_2d.cuh and kernel_3d.cuh.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,26 +81,42 @@ constexpr int max_levels_3d(int radius) { return radius == 1 ? 4 : radius == 2 ?
 // A deep plan's levels: its rings of 2r+1 planes a level share a block's
 // shared memory (the kernel object refuses plans they do not fit).
 inline constexpr int max_levels_deep = 12;
-// A columns kernel's shape (kernel_2d_columns.cuh: each level's rows of a
-// column are registers). fp32: two blocks an SM, 128 registers a thread,
-// levels heat r 1-4 12, 6, 4, 3 and the waves' two levels 6, 4, 3, 3 (the
-// most that fit with few spills). fp64: one block an SM, 255 registers,
-// 12, 6, 4, 3 for every equation (H100: heat fp64 r 1 k 8 +3-4%, the wave
-// fp64 at k 12 +8-10% over two blocks at k 6; fp32 gained 1% in heat and
-// lost in the wave: docs/performance.md).
-constexpr int columns_blocks_per_sm(bool fp64) { return fp64 ? 1 : 2; }
-constexpr int max_levels_columns(int radius, int levels, bool fp64) {
+// A columns kernel's shape (kernel_2d_columns.cuh: a thread a column, each
+// level's rows of it in registers), by radius, precision, the equation's
+// levels and whether the kernel holds coefficients (the heat's flux form,
+// the waves' point form). fp32: two blocks of 256 an SM, 128 registers a
+// thread, heat r 1-4 12, 6, 4, 3 levels and the waves 6, 4, 3, 3 (the most
+// that fit with few spills); but at r 1 the heat's flux form and the
+// uniform waves one block of 384, 168 registers (the flux form spilled its
+// coefficients at 128: heat in layers +18%, the heat sink's columns +28%;
+// the waves at 8 levels +1-4%. The uniform heat lost 5% at 384 and at 512,
+// the point form 1-6%, the r 2 waves 4-11%: H200, docs/performance.md).
+// fp64: one block of 256 an SM, 255 registers, 12, 6, 4, 3 levels for
+// every equation (H100: heat r 1 k 8 +3-4%, the wave at k 12 +8-10% over
+// two blocks at k 6).
+struct ColumnsShape {
+  int threads;        // a block's most (the shared buffers' rows are as wide)
+  int blocks_per_sm;  // the launch bounds' (so the registers a thread)
+  int max_levels;     // a launch's most
+};
+constexpr ColumnsShape columns_shape(int radius, int levels, bool fp64, bool coefficients) {
   constexpr int heat[] = {12, 6, 4, 3}, wave[] = {6, 4, 3, 3};
-  return levels == 1 || fp64 ? heat[radius - 1] : wave[radius - 1];
+  const int most = levels == 1 || fp64 ? heat[radius - 1] : wave[radius - 1];
+  if (fp64) return {256, 1, most};
+  if (radius == 1 && (levels == 1) == coefficients) return {384, 1, levels == 1 ? most : 8};
+  return {256, 2, most};
+}
+// The most levels of either form (the kernels' tables by level count).
+constexpr int max_levels_columns(int radius, int levels, bool fp64) {
+  return std::max(columns_shape(radius, levels, fp64, false).max_levels,
+                  columns_shape(radius, levels, fp64, true).max_levels);
 }
 // The level counts the columns kernels are compiled for: the most, and the
 // powers of two below it. A launch runs one of them (a plan's k in between
 // runs as launches of those: ClusterKernel::launch_steps).
-constexpr bool columns_levels_compiled(int radius, int levels, bool fp64, int k) {
-  const int most = max_levels_columns(radius, levels, fp64);
-  return k == most || (k >= 1 && k < most && (k & (k - 1)) == 0);
+constexpr bool columns_levels_compiled(const ColumnsShape& shape, int k) {
+  return k == shape.max_levels || (k >= 1 && k < shape.max_levels && (k & (k - 1)) == 0);
 }
-inline constexpr int columns_threads = 256;  // a columns block's threads at most
 
 // Plans the autotune times for a case: a short list around the built-in one.
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);

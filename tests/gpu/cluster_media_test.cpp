@@ -300,8 +300,10 @@ TEST(GpuCluster, ColumnsRecordReceivers) {
     for (const char* eq : {"heat", "wave", "damped_wave"}) {
       const bool heat = std::strcmp(eq, "heat") == 0;
       for (const bool fp64 : {false, true}) {
-        const int most = cuda::max_levels_columns(r, heat ? 1 : 2, fp64);
-        const std::string plans[] = {fmt::format("columns,256,0,{}", most),
+        // The heat in layers (the flux form), the waves uniform: the widest block, the most levels.
+        const cuda::ColumnsShape shape = cuda::columns_shape(r, heat ? 1 : 2, fp64, heat);
+        const int most = shape.max_levels;
+        const std::string plans[] = {fmt::format("columns,{},0,{}", shape.threads, most),
                                      fmt::format("columns,64,9,{}", std::min(3, most)), "columns,96,0,1"};
         const std::string grid = fp64 ? "[300, 257]" : "[37, 29]";
         // Receivers alone first: only their launches run the kernels with events.
@@ -388,8 +390,9 @@ TEST(GpuCluster, ColumnsMediaAndSources2D) {
     for (const bool fp64 : {false, true})
       for (const char* eq : {"heat", "wave", "damped_wave"}) {
         const bool heat = std::strcmp(eq, "heat") == 0;
-        const int most = cuda::max_levels_columns(r, heat ? 1 : 2, fp64);
-        const std::string plans[] = {fmt::format("columns,256,0,{}", most),
+        const cuda::ColumnsShape shape = cuda::columns_shape(r, heat ? 1 : 2, fp64, false);  // (its sources' case)
+        const int most = shape.max_levels;
+        const std::string plans[] = {fmt::format("columns,{},0,{}", shape.threads, most),
                                      fmt::format("columns,64,9,{}", std::min(3, most)), "columns,96,0,1"};
         const char* precision = fp64 ? "float64" : "float32";
         const std::string grid = fp64 ? "[300, 257]" : "[37, 29]";
@@ -426,8 +429,9 @@ TEST(GpuCluster, ColumnsWaveMedia2D) {
     for (const bool fp64 : {false, true})
       for (const char* eq : {"wave", "damped_wave"}) {
         const bool damped = std::strcmp(eq, "damped_wave") == 0;
-        const int most = cuda::max_levels_columns(r, 2, fp64);
-        const std::string plans[] = {fmt::format("columns,256,0,{}", most),
+        const cuda::ColumnsShape shape = cuda::columns_shape(r, 2, fp64, true);  // Form::point
+        const int most = shape.max_levels;
+        const std::string plans[] = {fmt::format("columns,{},0,{}", shape.threads, most),
                                      fmt::format("columns,64,9,{}", std::min(3, most)), "columns,96,0,1"};
         const char* precision = fp64 ? "float64" : "float32";
         const std::string grid = fp64 ? "[300, 257]" : "[37, 29]";

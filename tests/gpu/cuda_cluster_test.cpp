@@ -138,8 +138,10 @@ TEST(GpuCluster, Columns2D) {
     for (int r : radii) {
       const int levels = std::strcmp(eq, "heat") == 0 ? 1 : 2;
       for (const bool fp64 : {false, true}) {
-        const int most = cuda::max_levels_columns(r, levels, fp64);
-        const std::string plans[] = {fmt::format("columns,256,0,{}", most), fmt::format("columns,64,9,{}", 2),
+        const cuda::ColumnsShape shape = cuda::columns_shape(r, levels, fp64, false);
+        const int most = shape.max_levels;
+        const std::string plans[] = {fmt::format("columns,{},0,{}", shape.threads, most),
+                                     fmt::format("columns,64,9,{}", 2),
                                      fmt::format("columns,128,5,{}", std::min(3, most)), "columns,96,0,1"};
         for (const std::string& plan : plans)
           if (fp64) {

@@ -280,8 +280,10 @@ TEST(UnitConfig, ClusterPlanCandidates) {
             EXPECT_EQ(dims, 2) << what;
             EXPECT_EQ(plan.blocks(), 1) << what;
             EXPECT_GE(plan.k, 1) << what;
-            EXPECT_LE(plan.k, cuda::max_levels_columns(radius, 2, std::strcmp(precision, "float64") == 0))
-                << what;  // the wave: two levels
+            const cuda::ColumnsShape shape =
+                cuda::columns_shape(radius, 2, std::strcmp(precision, "float64") == 0, false);
+            EXPECT_LE(plan.k, shape.max_levels) << what;  // the wave: two levels, uniform
+            EXPECT_EQ(plan.tile_x, shape.threads) << what;
             EXPECT_GT(plan.tile_x - 2 * plan.k * radius, 32) << what;
           } else if (plan.deep) {  // 3D: one block a tile, no slabs, no clusters
             EXPECT_EQ(dims, 3) << what;
