@@ -67,7 +67,7 @@ __device__ __forceinline__ bool source_coordinate(const ClusterAxis& a, int c, i
     return true;
   }
   g = c;
-  return c >= a.load_lo && c < a.load_hi;
+  return a.holds_data(c);
 }
 
 // A global -> shared copy that does not hold the thread (cp.async): a block

@@ -34,6 +34,8 @@ struct ClusterAxis {
   // int extent (the kernels index in 32 bits; FaceRule's long compares cost
   // 4% in 2D on the H100).
   __host__ __device__ int face_point(int side) const { return side == 0 ? 0 : n - 1; }
+  // Whether point c, as it is (not wrapped), is one that holds data.
+  __host__ __device__ bool holds_data(int c) const { return c >= load_lo && c < load_hi; }
   __host__ __device__ bool fixed(int side, int c) const {
     return ghosts[side] && face[side].type == BoundaryType::dirichlet && c == face_point(side);
   }

@@ -231,7 +231,7 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
       const Real* row = field + column + static_cast<long>(y) * geo.stride[1];
 #pragma unroll
       for (int c = 0; c < C; ++c, row += row_stride)
-        out[c] = stored_x && y + c >= ay.load_lo && y + c < ay.load_hi ? *row : Real(0);
+        out[c] = stored_x && ay.holds_data(y + c) ? *row : Real(0);
       return;
     }
 #pragma unroll
