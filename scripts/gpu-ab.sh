@@ -5,8 +5,8 @@
 #   golden  tests/golden/golden.py with cuda and cuda-cluster (after)
 #   tests   ctest -L gpu (after)
 #   bench   heatwave bench SUITE with both builds, before / after / after /
-#           before (HEATWAVE_AB_ORDER), on one plan cache (the same plans: a
-#           pure code A/B); bench-before-N.json, bench-after-N.json and the
+#           before (HEATWAVE_AB_ORDER), each build tuning its own plans (rows
+#           of fixed plans: a pure code A/B); bench-before-N.json, bench-after-N.json and the
 #           A/B table (in summary.txt) under OUT_DIR
 #   scripts/gpu-ab.sh OUT_DIR [SUITE]
 # h5py for the golden hashes may travel as a wheel in .whl (device README).
@@ -53,11 +53,13 @@ if [[ $steps == *tests* ]]; then
   grep -E "tests passed|tests failed|\[  (PASSED|FAILED) |Failed|\*\*\*" "$out/ctest-gpu.log" | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *bench* ]]; then
-  export HEATWAVE_CACHE_DIR=/tmp/heatwave-ab-plans  # keyed by build: each tunes its own plans, as a user's run would
   round=0
   for which in ${HEATWAVE_AB_ORDER:-before after after before}; do
     round=$((round + 1))
     binary=build-gpu/heatwave; [[ $which == before ]] && binary=/tmp/before/build/heatwave
+    # Each build tunes its own plans, as a user's run would (the cache's key
+    # names the commit, and an archive's build and a dirty tree's may share one).
+    export HEATWAVE_CACHE_DIR=/tmp/heatwave-ab-plans-$which
     log "bench $round: $which"
     $binary bench "$suite" --json "$out/bench-$which-$round.json" >"/tmp/bench-$which-$round.log" 2>&1 || status=1
     grep -E "roofline:" "/tmp/bench-$which-$round.log" | sed 's/^.*info: //' | tee -a "$out/summary.txt"
