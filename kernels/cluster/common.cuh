@@ -40,7 +40,7 @@ inline constexpr bool has_point_form = Eq::coefficients.size() > (Eq::flux_coeff
 
 // Coordinate c of an axis wrapped into [0, n) on a periodic axis (one rank
 // spans it), else c.
-__device__ __forceinline__ int wrapped_coordinate(const ClusterAxis& a, int c) {
+HW_HD int wrapped_coordinate(const ClusterAxis& a, int c) {
   if (!a.periodic) return c;
   const int g = c % a.n;
   return g < 0 ? g + a.n : g;

@@ -48,10 +48,10 @@
 // pairs' table does); where a warp's columns share an x class, as all but
 // those of an x absorbing layer do, its loads are one. A thread whose
 // column (the one it computes: its own, or the column its ghost mirrors)
-// holds a source point adds it as the host does, Update::force before a
-// Dirichlet point is set back to g, in the general path; the block takes
-// that path in the iterations whose rows reach its sources' rows, as it
-// does near a y face. Receivers
+// holds a source point adds it as the host does (Update::force), after the
+// level's chunk, a box at a time, in the iterations whose rows reach the
+// block's sources' rows (a path of their own, and the general one near a y
+// face). Receivers
 // (Backend::record_samples) are recorded in those iterations too: after the
 // levels, the thread that keeps a receiver's column writes each sampled
 // level at the receiver's row (or the level before it, u^{m-1}) into its
@@ -279,9 +279,9 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
     }
     const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;  // the rows the levels compute this iteration
     // Level t (a constant: each level's registers are its own). General: the
-    // rows lie within r of a y face or hold a source point; XFaces: the
-    // block makes x ghosts.
-    auto level = [&]<bool General, bool XFaces, int t>() {
+    // rows lie within r of a y face; XFaces: the block makes x ghosts;
+    // AtEvents: the rows reach its sources' or receivers' points.
+    auto level = [&]<bool General, bool XFaces, bool AtEvents, int t>() {
       const int chunk = i - t;
       const Real* xs = buffer(t - 1, chunk & 1);
       // Level t-1's rows: chunk row k in [-R, C + R) of the window.
@@ -352,22 +352,28 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
           next = column_step<Wave>(updates[y].update, centre, older[c], lap_value, starting);
         else
           next = column_step<Wave>(up, centre, older[c], lap_value, starting);
-        if (Events && General && sourced) {  // config order, f(t_n) of the launch's step t - 1
-          const int source_y = wrapped_coordinate(ay, y);
-          for (unsigned boxes = sourced; boxes; boxes &= boxes - 1) {
-            const SourceBox& box = sources.boxes[__ffs(boxes) - 1];
-            if (!box.holds(1, source_y)) continue;
+        out[c] = fixed_y ? faces.g[1][y == 0 ? 0 : 1] : next;
+      }
+      // Sources, in config order, f(t_n) of the launch's step t - 1, added
+      // to the chunk box by box: a box's fields, the column's weight and f
+      // are loaded once a chunk, where a row at a time chained those loads
+      // at every point.
+      if (Events && AtEvents && sourced)
+        for (unsigned boxes = sourced; boxes; boxes &= boxes - 1) {
+          const SourceBox box = sources.boxes[__ffs(boxes) - 1];
+#pragma unroll
+          for (int c = 0; c < C; ++c) {
+            const int y = ys + chunk * C + c, source_y = wrapped_coordinate(ay, y);
+            if (!box.holds(1, source_y)) continue;  // (no box holds a Dirichlet point: make_source_boxes)
             const Real q = box.q<2, Real>(sources.weights, source_x, source_y, 0);
             if (q == Real(0)) continue;
             const Real s = sources.force(box, t - 1, q);
             if constexpr (F == Form::point)
-              next = updates[y].update.force(next, s, starting);
+              out[c] = updates[y].update.force(out[c], s, starting);
             else
-              next = up.force(next, s, starting);
+              out[c] = up.force(out[c], s, starting);
           }
         }
-        out[c] = fixed_y ? faces.g[1][y == 0 ? 0 : 1] : next;
-      }
       // Shift level t-1's window; (two levels) its chunk before cur becomes level t+1's u^{m-1}.
       Real centres[C];
 #pragma unroll
@@ -387,11 +393,11 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
         publish(buffer(t, chunk & 1), out, XFaces);
       }
     };
-    auto levels = [&]<bool General, bool XFaces, int... T>(std::integer_sequence<int, T...>) {
+    auto levels = [&]<bool General, bool XFaces, bool AtEvents, int... T>(std::integer_sequence<int, T...>) {
       publish(buffer(0, i & 1), made, XFaces);
-      (level.template operator()<General, XFaces, T + 1>(), ...);
-      if constexpr (Records) {  // (apart from General: one test on both made the kernels without capture what it names)
-        if constexpr (General) {
+      (level.template operator()<General, XFaces, AtEvents, T + 1>(), ...);
+      if constexpr (Records) {  // (apart: one test on both made the kernels without capture what it names)
+        if constexpr (AtEvents) {
           // Receivers, after the levels, from where each level's chunk is
           // now: level t's chunk i - t in level t's shared buffer (t < K: the
           // thread's own column, written by itself) or in made (level K), and
@@ -430,14 +436,19 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
         }
       }
     };
-    // A block-uniform choice of path, by the rows.
-    if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R) ||
-        (Events && rows_lo <= event_hi && rows_hi > event_lo))
-      levels.template operator()<true, true>(std::make_integer_sequence<int, K>{});
+    // A block-uniform choice of path, by the rows: near a y face (all of
+    // it), at the events' rows (a path of their own: with the y faces' tests
+    // at every point a Gaussian's blocks ran 3x the instructions of the
+    // others, H200, the sink), with x ghosts, or the steady one.
+    constexpr auto all_levels = std::make_integer_sequence<int, K>{};
+    if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R))
+      levels.template operator()<true, true, Events>(all_levels);
+    else if (Events && rows_lo <= event_hi && rows_hi > event_lo)
+      levels.template operator()<false, true, Events>(all_levels);
     else if (face_strip)
-      levels.template operator()<false, true>(std::make_integer_sequence<int, K>{});
+      levels.template operator()<false, true, false>(all_levels);
     else
-      levels.template operator()<false, false>(std::make_integer_sequence<int, K>{});
+      levels.template operator()<false, false, false>(all_levels);
     __syncthreads();
   }
 }

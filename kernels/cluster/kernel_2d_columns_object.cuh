@@ -1,6 +1,9 @@
 // cuda-cluster, 2D: the columns family's kernel object (its kernels:
 // kernel_2d_columns.cuh).
 #pragma once
+#include <array>
+#include <map>
+
 #include "kernels/cluster/kernel_2d_columns.cuh"
 
 namespace heatwave::cuda {
@@ -81,9 +84,15 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     const bool start = Eq::levels == 2 && step == 0;
     const ColumnEvents events = samples.count > 0 ? ColumnEvents::receivers : case_events();
     with_kernels(events, [&]<int R>(const ColumnsKernels2D<R, Real, Eq>& kernels) {
-      const int segments = q.tile_y > 0 ? (rows + q.tile_y - 1) / q.tile_y
-                                        : fastest_segments(strips, rows, steps, columns_chunk<Real, R>,
-                                                           active_[static_cast<int>(events)]);
+      int segments = q.tile_y > 0 ? (rows + q.tile_y - 1) / q.tile_y : 0;
+      if (segments == 0) {  // (once a launch shape: with sources the model times each block)
+        const int active = active_[static_cast<int>(events)];
+        const std::array<int, 6> shape{
+            steps, active, geo_.axis[0].out_lo, geo_.axis[0].out_hi, geo_.axis[1].out_lo, geo_.axis[1].out_hi};
+        int& known = segments_[shape];
+        if (known == 0) known = fastest_segments(strips, kept, steps, columns_chunk<Real, R>, active);
+        segments = known;
+      }
       const int segment_rows = (rows + segments - 1) / segments;
       const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
       kernels.by_levels[steps]<<<grid, q.tile_x, columns_shared_bytes<Real, R>(steps, shape_.threads), stream>>>(
@@ -144,24 +153,46 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     });
   }
 
-  // Segments a strip (a plan's rows 0) that finish soonest: waves of blocks
-  // over the GPU's block slots, times a block's rows (its segment, the cone
-  // and the chunks of `chunk` rows that fill and drain the sweep). Filling
-  // the slots once is not enough: at 16384^2 (71 strips, 264 slots) 3
-  // segments leave 51 slots idle, 11 take three waves of shorter blocks.
-  // `active`: the block slots of the launch's kernels.
-  int fastest_segments(int strips, int rows, int steps, int chunk, int active) const {
+  // Segments a strip (a plan's rows 0) that finish soonest (columns_segments,
+  // plan.hpp), the blocks at their sources' rows weighed: filling the slots
+  // once is not enough (at 16384^2, 71 strips on 264 slots, 3 segments leave
+  // 51 slots idle, 11 take three waves of shorter blocks), and the few
+  // blocks that add a Gaussian's points set a launch's time where the others
+  // are as long as they are (the sink at 8352^2: 212 Gcells/s at 5
+  // segments, 503 at 14).
+  int fastest_segments(int strips, int kept, int steps, int chunk, int active) const {
+    const ClusterAxis& ax = geo_.axis[0];
+    const ClusterAxis& ay = geo_.axis[1];
     const int reach = steps * this->radius_;
-    int best = 1;
-    double best_rows = 0;
-    for (int s = 1; s <= std::min(rows, 256); ++s) {
-      const long waves = (static_cast<long>(strips) * s + active - 1) / active;
-      const double block_rows = waves * ((rows + s - 1) / s + reach + steps * chunk);
-      if (s == 1 || block_rows < best_rows) best = s, best_rows = block_rows;
-    }
-    return best;
+    const ColumnsLaunch launch{strips, ay.out_lo, ay.out_hi - ay.out_lo, reach, steps, chunk, active};
+    if (this->source_extents_.empty()) return columns_segments(launch, event_iteration_cost, {});
+    // Each strip's boxes: those over a column its threads compute.
+    std::vector<std::vector<const SourceBox*>> strip_boxes(strips);
+    for (const SourceBox& box : this->source_extents_)
+      for (int b = 0; b < strips; ++b) {
+        const int lo = ax.out_lo + b * kept - reach, hi = lo + kept + 2 * reach;
+        for (int wrap = ax.periodic ? -1 : 0; wrap <= (ax.periodic ? 1 : 0); ++wrap)
+          if (hi > box.lo[0] + wrap * ax.n && lo < box.hi[0] + wrap * ax.n) {
+            strip_boxes[b].push_back(&box);
+            break;
+          }
+      }
+    return columns_segments(launch, event_iteration_cost, [&](int strip, int from, int to, int& lo, int& hi) {
+      lo = INT_MAX, hi = INT_MIN;  // the kernel's event rows, as it finds them
+      for (const SourceBox* box : strip_boxes[strip]) {
+        int first, last;
+        rows_of(ay, box->lo[1], box->hi[1], from, to, first, last);
+        if (first <= last) lo = std::min(lo, first), hi = std::max(hi, last);
+      }
+    });
   }
+  // An iteration at a source's rows against a steady one: fitted to the
+  // fp32 sink (H200, 8352^2, k 8: its blocks at 9 segment counts from 5 to
+  // 32 timed, each within 7% of this model at 3; 2 picked 16 segments, 449
+  // Gcells/s, 3 picks 14, 503).
+  static constexpr double event_iteration_cost = 3.0;
 
+  std::map<std::array<int, 6>, int> segments_;  // fastest_segments by launch shape (steps, slots, window)
   int active_[3] = {0, 0, 0};  // blocks the GPU holds at once, by ColumnEvents
   ColumnsShape shape_{};       // the form's kernels' (plan.hpp)
   // Form::point: the table by classes (its x classes' map), each x class's updates by row.

@@ -16,8 +16,9 @@ inline constexpr int columns_chunk = std::max<int>(R, 16 / sizeof(Real));
 // A form's kernels' shape (plan.hpp: threads, blocks an SM, levels).
 template <class Real, class Eq, Form F, int R>
 inline constexpr ColumnsShape columns_form_shape = columns_shape(R, Eq::levels, sizeof(Real) == 8, F != Form::uniform);
+constexpr int columns_row_points(int threads, int radius) { return threads + 2 * radius; }
 template <class Real, class Eq, Form F, int R>
-inline constexpr int columns_row = columns_form_shape<Real, Eq, F, R>.threads + 2 * R;
+inline constexpr int columns_row = columns_row_points(columns_form_shape<Real, Eq, F, R>.threads, R);
 // The widest rows (points, the storage's row stride) the kernels address: a
 // chunk's rows (4 at most) at int offsets from its first row's address.
 inline constexpr long columns_max_row_stride = INT_MAX / 4;
@@ -35,7 +36,7 @@ template <class Real, Form F>
 inline constexpr int columns_plane = sizeof(Real) == 4 && F == Form::uniform ? Pack<Real>::width : 1;
 template <class Real, int R>
 constexpr std::size_t columns_shared_bytes(int levels, int threads) {
-  return sizeof(Real) * static_cast<std::size_t>(2 * levels * columns_chunk<Real, R> * (threads + 2 * R));
+  return sizeof(Real) * static_cast<std::size_t>(2 * levels * columns_chunk<Real, R> * columns_row_points(threads, R));
 }
 
 // The ghost rules of the four faces as the kernel applies them, made on the
@@ -66,9 +67,8 @@ struct ColumnFaces {
 
 // The rows of [lo, hi) that are rows [p_lo, p_hi) of the axis (wrapped on a
 // periodic one, where 0 <= p_lo < p_hi <= n): the first and the last, first >
-// last where none.
-__device__ __forceinline__ void rows_of(const ClusterAxis& a, int p_lo, int p_hi, int lo, int hi, int& first,
-                                        int& last) {
+// last where none. (Also the host's: the launches' segments weigh them.)
+HW_HD void rows_of(const ClusterAxis& a, int p_lo, int p_hi, int lo, int hi, int& first, int& last) {
   if (!a.periodic) {
     first = max(lo, p_lo), last = min(hi, p_hi) - 1;
     return;

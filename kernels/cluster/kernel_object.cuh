@@ -99,6 +99,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
                       std::to_string(boxes.size()),
              false;
     source_count_ = static_cast<int>(boxes.size());
+    source_extents_ = boxes;
     if (!boxes.empty()) {
       source_boxes_.allocate(boxes.size());
       HW_CUDA(cudaMemcpy(source_boxes_.get(), boxes.data(), boxes.size() * sizeof(SourceBox), cudaMemcpyHostToDevice));
@@ -280,6 +281,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   Problem problem_;                      // the sources' times
   std::vector<TimeFunction> times_;      // the sources' time functions, in config order
   DeviceBuffer<SourceBox> source_boxes_;
+  std::vector<SourceBox> source_extents_;  // the same on the host, where the launches' plans weigh them
   DeviceBuffer<Real> source_weights_;  // the boxes' factors along their axes
   int source_count_ = 0;
   static constexpr std::size_t factor_slots = 4;

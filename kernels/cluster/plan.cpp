@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <queue>
 #include <system_error>
 #include <utility>
 
@@ -171,6 +172,46 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
 // Heat r 1 takes 8 of its 12 levels (H100: fp64 768-803 Gcells/s against
 // 539-558 at 12, where 178 registers hold one block an SM; fp32 994-1154
 // against 983-1062).
+int columns_segments(const ColumnsLaunch& launch, double event_cost, const ColumnsEventRows& event_rows) {
+  const auto [strips, first_row, rows, reach, steps, chunk, slots] = launch;
+  int best = 1;
+  double best_time = 0;
+  for (int s = 1; s <= std::min(rows, 256); ++s) {
+    const int segment_rows = (rows + s - 1) / s, segments = (rows + segment_rows - 1) / segment_rows;
+    const double block = segment_rows + reach + steps * chunk;  // a block's time without events
+    double time = 0;
+    if (!event_rows) {  // waves of blocks alike
+      time = static_cast<double>((static_cast<long>(strips) * s + slots - 1) / slots) * block;
+    } else {
+      std::priority_queue<double, std::vector<double>, std::greater<>> free_at;  // each slot's
+      for (int k = 0; k < slots; ++k) free_at.push(0);
+      for (int g = 0; g < segments; ++g) {
+        const int y0 = first_row + g * segment_rows, ys = y0 - reach;
+        const int chunks = (std::min(first_row + rows, y0 + segment_rows) - ys + chunk - 1) / chunk;
+        for (int b = 0; b < strips; ++b) {
+          // The sweep's iterations i whose rows [ys + (i - steps) chunk, ys + i chunk) reach the events'.
+          int lo = 0, hi = -1;
+          event_rows(b, ys, ys + (chunks + steps) * chunk, lo, hi);
+          double cost = block;
+          if (lo <= hi) {
+            const int from = (lo - ys) / chunk + 1, to = std::min(chunks + steps - 1, steps + (hi - ys) / chunk);
+            cost += (event_cost - 1) * chunk * std::max(0, to - from + 1);
+          }
+          const double start = free_at.top();
+          free_at.pop();
+          free_at.push(start + cost);
+          time = std::max(time, start + cost);
+        }
+      }
+    }
+    if (s == 1 || time < best_time) best = s, best_time = time;
+  }
+  return best;
+}
+
+// (problem.varies(): a coefficient in `material`, absorbing faces' gamma
+// among them, which is where the kernels take the flux or the point form:
+// the kernel object asks its form, flux_ || pointwise_, for the same shape.)
 ClusterPlan default_columns_plan(const Problem& problem) {
   const ColumnsShape shape =
       columns_shape(problem.radius, problem.levels(), problem.precision == Precision::float64, problem.varies());
@@ -182,8 +223,8 @@ ClusterPlan with_overrides(ClusterPlan p, const ClusterSettings& s) {
     p.resident = true, p.deep = p.columns = false, p.cluster_x = p.cluster_y = 1, p.tile_z = 0, p.k = 0;
   if (s.mode == "streaming") p.resident = p.deep = p.columns = false;
   if (s.mode == "deep" && !p.deep) p = plan_deep(p.tile_x, p.tile_y, p.k);
-  if (s.mode == "columns" && !p.columns)  // (every form's shape takes 256 threads; a tile below sets others)
-    p = plan_columns(256, 0, p.k);
+  if (s.mode == "columns" && !p.columns)  // (a tile below sets other threads)
+    p = plan_columns(columns_threads, 0, p.k);
   if (s.shape[0]) p.cluster_x = s.shape[0], p.cluster_y = s.shape[1];
   if (s.tile[0]) p.tile_x = s.tile[0], p.tile_y = s.tile[1], p.tile_z = s.tile[2];
   if (s.k) p.k = s.k;

@@ -4,6 +4,7 @@
 // model and case. Plain C++ (no CUDA types, built with or without CUDA: the
 // bench reads plans too); the kernels are in kernel_2d.cuh and kernel_3d.cuh.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,6 +95,9 @@ inline constexpr int max_levels_deep = 12;
 // fp64: one block of 256 an SM, 255 registers, 12, 6, 4, 3 levels for
 // every equation (H100: heat r 1 k 8 +3-4%, the wave at k 12 +8-10% over
 // two blocks at k 6).
+// The block every form's shape can take (a plan's threads may be fewer;
+// some forms take more: ColumnsShape::threads).
+inline constexpr int columns_threads = 256;
 struct ColumnsShape {
   int threads;        // a block's most (the shared buffers' rows are as wide)
   int blocks_per_sm;  // the launch bounds' (so the registers a thread)
@@ -102,9 +106,9 @@ struct ColumnsShape {
 constexpr ColumnsShape columns_shape(int radius, int levels, bool fp64, bool coefficients) {
   constexpr int heat[] = {12, 6, 4, 3}, wave[] = {6, 4, 3, 3};
   const int most = levels == 1 || fp64 ? heat[radius - 1] : wave[radius - 1];
-  if (fp64) return {256, 1, most};
+  if (fp64) return {columns_threads, 1, most};
   if (radius == 1 && (levels == 1) == coefficients) return {384, 1, levels == 1 ? most : 8};
-  return {256, 2, most};
+  return {columns_threads, 2, most};
 }
 // The most levels of either form (the kernels' tables by level count).
 constexpr int max_levels_columns(int radius, int levels, bool fp64) {
@@ -117,6 +121,22 @@ constexpr int max_levels_columns(int radius, int levels, bool fp64) {
 constexpr bool columns_levels_compiled(const ColumnsShape& shape, int k) {
   return k == shape.max_levels || (k >= 1 && k < shape.max_levels && (k & (k - 1)) == 0);
 }
+
+// A columns launch as its segment count's model sees it: `strips` strips of
+// rows [first_row, first_row + rows) on `slots` block slots (the blocks the
+// GPU holds at once), each block's sweep its segment, its cone of `reach`
+// rows and `steps` chunks of `chunk` rows that fill and drain it.
+struct ColumnsLaunch {
+  int strips = 1, first_row = 0, rows = 1, reach = 0, steps = 1, chunk = 1, slots = 1;
+};
+// The rows of a strip's source points that a sweep of rows [from, to)
+// reaches, as the kernel finds them: lo > hi where none.
+using ColumnsEventRows = std::function<void(int strip, int from, int to, int& lo, int& hi)>;
+// The segments a strip (1 to 256) that finish a launch soonest. Blocks start
+// in launch order (strips fastest) on the slots as they free; a block takes
+// its rows, and the iterations whose chunks reach its events' rows (none
+// where event_rows is empty) `event_cost` times over.
+int columns_segments(const ColumnsLaunch& launch, double event_cost, const ColumnsEventRows& event_rows);
 
 // Plans the autotune times for a case: a short list around the built-in one.
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);

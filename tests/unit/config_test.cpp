@@ -2,6 +2,7 @@
 // the line, the key and the value.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -308,6 +309,26 @@ TEST(UnitConfig, ClusterPlanCandidates) {
         EXPECT_EQ(deep, dims == 3);
         EXPECT_EQ(columns, dims == 2);
       }
+}
+
+// The columns launches' segment counts: without events, waves of blocks
+// alike (heat fp32 k 12 at 16384^2: 71 strips on 264 slots take 11
+// segments); with the sink's Gaussian (its box over x [2672, 5680) and rows
+// [0, 1504) of 8352^2, k 8 in strips of 368 columns on 132 slots), the
+// blocks at its rows weighed: 1 leaves the count as without, 2 and 3 take
+// the counts the H200 timed (16 and 14 segments: 449 and 503 Gcells/s).
+TEST(UnitConfig, ColumnsSegmentsWeighTheSourcesBlocks) {
+  EXPECT_EQ(cuda::columns_segments({71, 0, 16384, 12, 12, 4, 264}, 3.0, {}), 11);
+  const cuda::ColumnsLaunch sink{23, 0, 8352, 8, 8, 8, 132};
+  auto gaussian = [](int strip, int from, int to, int& lo, int& hi) {
+    const int first = strip * 368 - 8, last = first + 384;  // the columns its threads compute
+    lo = 1, hi = 0;
+    if (last > 2672 && first < 5680) lo = std::max(from, 0), hi = std::min(to, 1504) - 1;
+  };
+  EXPECT_EQ(cuda::columns_segments(sink, 3.0, {}), 11);
+  EXPECT_EQ(cuda::columns_segments(sink, 1.0, gaussian), 11);
+  EXPECT_EQ(cuda::columns_segments(sink, 2.0, gaussian), 16);
+  EXPECT_EQ(cuda::columns_segments(sink, 3.0, gaussian), 14);
 }
 
 // The plan cache's key tells apart what changes the best plan: a medium's
