@@ -169,9 +169,6 @@ ClusterPlan default_cluster_plan(const Problem& problem) {
   return f64 ? plan_2d(1, 128, 40, k, R, 4) : plan_2d(1, 128, 56, k, R, 8);
 }
 
-// Heat r 1 takes 8 of its 12 levels (H100: fp64 768-803 Gcells/s against
-// 539-558 at 12, where 178 registers hold one block an SM; fp32 994-1154
-// against 983-1062).
 int columns_segments(const ColumnsLaunch& launch, double event_cost, const ColumnsEventRows& event_rows) {
   const auto [strips, first_row, rows, reach, steps, chunk, slots] = launch;
   int best = 1;
@@ -209,9 +206,12 @@ int columns_segments(const ColumnsLaunch& launch, double event_cost, const Colum
   return best;
 }
 
-// (problem.varies(): a coefficient in `material`, absorbing faces' gamma
-// among them, which is where the kernels take the flux or the point form:
-// the kernel object asks its form, flux_ || pointwise_, for the same shape.)
+// Heat r 1 takes 8 of its 12 levels (H100: fp64 768-803 Gcells/s against
+// 539-558 at 12, where 178 registers hold one block an SM; fp32 994-1154
+// against 983-1062). (problem.varies(): a coefficient in `material`,
+// absorbing faces' gamma among them, which is where the kernels take the
+// flux or the point form: the kernel object asks its form, flux_ ||
+// pointwise_, for the same shape.)
 ClusterPlan default_columns_plan(const Problem& problem) {
   const ColumnsShape shape =
       columns_shape(problem.radius, problem.levels(), problem.precision == Precision::float64, problem.varies());
