@@ -381,6 +381,10 @@ inline constexpr int flux_table_pad = 64;
 template <int D, int R, class Real>
 struct FluxTable {
   const FluxEntry<D, R, Real>* at = nullptr;  // [c - lo], c the coordinate along `axis` in [lo, hi); null: none
+  // [c - lo]: the last coordinate up to which every entry is c's, bit for
+  // bit (a layer's inside: the 2D columns kernels take one entry for the
+  // rows of an iteration that lie in one).
+  const int* same_to = nullptr;
   int axis = 0, lo = 0, hi = 0;
   __device__ const FluxLane<D, R, Real>& lane(const ClusterGeometry<D>& geo, const int (&c)[D]) const {
     int along = stored_coordinate(geo.axis[0], c[0]);

@@ -41,7 +41,8 @@
 // coefficients from FluxTable; the update the same), and sources: a point's
 // pairs are its column's (layers along x) or its row's (along y: a load the
 // warp shares), from the table by the coordinate itself (it reaches past
-// the points the levels make). Form::point (the waves' c and gamma
+// the points the levels make); an iteration whose rows lie in one layer
+// loads one entry for all of them. Form::point (the waves' c and gamma
 // constant, in layers, with absorbing faces): a point's update is one load
 // from its column's x class's updates by row (ColumnUpdates, read out of the
 // table by axis classes), indexed by the row itself (it reaches as the
@@ -269,15 +270,32 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
   Real ahead[C], ahead_prev[C];
   load_chunk(u, 0, ahead);
   if constexpr (Wave) load_chunk(u_prev, -1, ahead_prev);
-  for (int i = 0; i < chunks + K; ++i) {
+  const int iterations = chunks + K;
+  // Form::flux: whether rows [lo, hi) have one entry (a column's, layers
+  // along x; along y, rows inside a layer). The paths but the general one
+  // load it once an iteration, not once a point (that load and its
+  // registers: fp32 r 1 k 8 165 registers, 141 without, ptxas); the
+  // iterations whose rows cross a layer's edge take the general path.
+  auto uniform_pairs = [&](int lo, int hi) {
+    if constexpr (F == Form::flux)
+      return pair_rows == 0 || flux_table.same_to[lo - flux_table.lo] >= hi - 1;
+    else
+      return true;
+  };
+  constexpr int S = Events || F != Form::uniform || R > 1 ? 1 : Wave ? 3 : K <= 8 ? 2 : 1;  // (below)
+  // Iteration i: on the steady path (Steady), or on the one its rows take.
+  auto iterate = [&]<bool Steady>(const int i) {
     Real made[C], older[C];  // level t-1's newest chunk; (two levels) level t-2's chunk at level t's rows
 #pragma unroll
     for (int c = 0; c < C; ++c) made[c] = ahead[c], older[c] = Wave ? ahead_prev[c] : Real(0);
-    if (i + 1 < chunks + K) {
+    if (i + 1 < iterations) {
       load_chunk(u, i + 1, ahead);
       if constexpr (Wave) load_chunk(u_prev, i, ahead_prev);
     }
     const int rows_lo = ys + (i - K) * C, rows_hi = ys + i * C;  // the rows the levels compute this iteration
+    // Form::flux off the general path: the rows' one entry (uniform_pairs).
+    [[maybe_unused]] FluxLane<2, R, Real> pairs_now;
+    if constexpr (F == Form::flux) pairs_now = load_flux_entry(pairs + rows_lo * pair_rows);
     // Level t (a constant: each level's registers are its own). General: the
     // rows lie within r of a y face; XFaces: the block makes x ghosts;
     // AtEvents: the rows reach its sources' or receivers' points.
@@ -313,7 +331,7 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
         [[maybe_unused]] FluxLane<2, R, Real> k;
         Real lap_value;
         if constexpr (F == Form::flux) {
-          k = load_flux_entry(pairs + y * pair_rows);
+          k = General ? load_flux_entry(pairs + y * pair_rows) : pairs_now;
           lap_value = 0;
 #pragma unroll
           for (int j = 1; j <= R; ++j)
@@ -436,25 +454,60 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
         }
       }
     };
-    // A block-uniform choice of path, by the rows: near a y face (all of
-    // it), at the events' rows (a path of their own: with the y faces' tests
-    // at every point a Gaussian's blocks ran 3x the instructions of the
-    // others, H200, the sink), with x ghosts, or the steady one.
+    // A block-uniform choice of path, by the rows: near a y face (all of it;
+    // and Form::flux where the rows cross a layer's edge), at the events'
+    // rows (a path of their own: with the y faces' tests at every point a
+    // Gaussian's blocks ran 3x the instructions of the others, H200, the
+    // sink), with x ghosts, or the steady one. (The tests written out: as a
+    // lambda's, the y faces' test put the axis in local memory and the heat
+    // fp32 r 1 k 12 kernel spilled 30/84 bytes, where it spills 4/4.)
     constexpr auto all_levels = std::make_integer_sequence<int, K>{};
-    if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R))
+    if constexpr (Steady)
+      levels.template operator()<false, false, false>(all_levels);
+    else if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R) || !uniform_pairs(rows_lo, rows_hi))
       levels.template operator()<true, true, Events>(all_levels);
     else if (Events && rows_lo <= event_hi && rows_hi > event_lo)
       levels.template operator()<false, true, Events>(all_levels);
-    else if (face_strip)
+    else if (face_strip || S > 1)
       levels.template operator()<false, true, false>(all_levels);
     else
       levels.template operator()<false, false, false>(all_levels);
     __syncthreads();
+  };
+  // The uniform form's steady path without events runs S iterations at a
+  // time, unrolled at r 1 (the waves 3, the heat 2 up to 8 levels): each
+  // iteration shifts a level's window (two levels: and its u^{m-1}) a chunk
+  // on, and over the shifts' period those are renames, not register moves.
+  // The iterations of no run of S take the x faces' path (right for any
+  // block). Elsewhere the registers had no room (ptxas, fp32 at 128: the
+  // heat's r 1 k 12 spilled 42/88 bytes, its r 2 k 6 4/4, the waves' point
+  // form at k 6 46/92) or it lost (the fp32 wave r 2 k 4: -8%, H200).
+  if constexpr (S == 1) {
+    for (int i = 0; i < iterations; ++i) iterate.template operator()<false>(i);
+  } else {
+    auto steady_run = [&](int i) {
+      const int lo = ys + (i - K) * C, hi = ys + (i + S - 1) * C;
+      return !face_strip && i + S <= iterations && !(ay.ghosts[0] && lo < R) && !(ay.ghosts[1] && hi > ay.n - R);
+    };
+    auto steady = [&]<int... s>(int from, std::integer_sequence<int, s...>) {
+      (iterate.template operator()<true>(from + s), ...);
+    };
+#pragma unroll 1
+    for (int i = 0; i < iterations;) {
+      if (steady_run(i)) {
+#pragma unroll 1
+        do steady(i, std::make_integer_sequence<int, S>{}), i += S;
+        while (steady_run(i));
+      } else {
+        iterate.template operator()<false>(i++);
+      }
+    }
   }
 }
 
 // The columns kernels of a form, radius, precision and equation, by level
-// count: those compiled (columns_levels_compiled), null elsewhere.
+// count: those compiled (columns_levels_compiled, columns_events_shape),
+// null elsewhere.
 template <int R, class Real, class Eq>
 using ColumnsKernel2D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>,
                                  LaplacianWeights<2, R, Real>, typename Eq::template Update<Real>, ColumnFaces<Real, R>,
@@ -470,7 +523,7 @@ ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   ColumnsKernels2D<R, Real, Eq> kernels;
   [&]<int... K>(std::integer_sequence<int, K...>) {
     auto add = [&]<int L>() {
-      if constexpr (columns_levels_compiled(columns_form_shape<Real, Eq, F, R>, L))
+      if constexpr (columns_levels_compiled(columns_events_shape<Real, Eq, F, R, E>, L))
         kernels.by_levels[L] = columns_kernel_2d<R, L, Real, Eq, F, E>;
     };
     (add.template operator()<K + 1>(), ...);

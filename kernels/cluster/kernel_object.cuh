@@ -3,6 +3,9 @@
 // dimensions: the axes' geometry from the rank's box, the equation's update
 // and the stencil weights, the checks that a plan fits the device, launch
 // configurations, and the families' factory.
+#include <cstring>
+#include <vector>
+
 #include "kernels/cluster/common.cuh"
 
 namespace heatwave::cuda {
@@ -254,8 +257,16 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     entries.allocate(static_cast<std::size_t>(n));
     make_flux_table<D, R, Real><<<(n + 255) / 256, 256>>>(entries.get(), f, geo_, table.lo, n);
     HW_CUDA(cudaGetLastError());
-    HW_CUDA(cudaDeviceSynchronize());
-    table.at = entries.get();
+    // The runs of equal entries (FluxTable::same_to), from the entries made.
+    std::vector<FluxEntry<D, R, Real>> made(static_cast<std::size_t>(n));
+    HW_CUDA(cudaMemcpy(made.data(), entries.get(), made.size() * sizeof(made[0]), cudaMemcpyDeviceToHost));
+    std::vector<int> same_to(made.size());
+    for (int c = n - 1; c >= 0; --c)
+      same_to[c] =
+          c + 1 < n && std::memcmp(&made[c].k, &made[c + 1].k, sizeof(made[c].k)) == 0 ? same_to[c + 1] : table.lo + c;
+    flux_runs_.allocate(same_to.size());
+    HW_CUDA(cudaMemcpy(flux_runs_.get(), same_to.data(), same_to.size() * sizeof(int), cudaMemcpyHostToDevice));
+    table.at = entries.get(), table.same_to = flux_runs_.get();
   }
 
   int radius_ = 1;
@@ -276,6 +287,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   bool flux_ = false;                                                  // the flux coefficient varies: Form::flux
   typename PerRadius<Table>::type flux_tables_;
   typename PerRadius<TableEntries>::type flux_entries_;
+  DeviceBuffer<int> flux_runs_;          // the case's radius's table's (FluxTable::same_to)
   PointUpdates<D, Real, Eq> point_{};    // device views, where pointwise_
   bool pointwise_ = false;               // a coefficient other than the flux one varies: Form::point
   Problem problem_;                      // the sources' times

@@ -484,6 +484,21 @@ TEST(UnitConfig, DeepClusterPlan) {
 
 // A columns plan (2D): the config asks for it, from the case's built-in
 // columns plan; its text, fields and parse agree.
+// The fp32 columns kernels that add sources compile at most 8 levels (at 12
+// they spilled): a case with sources runs a plan's k of 12 as 8 and 4.
+TEST(UnitConfig, ColumnsSourcesKernelsCompileEightLevels) {
+  const cuda::ColumnsShape heat = cuda::columns_shape(1, 1, false, false);
+  const cuda::ColumnsShape sourced = cuda::columns_sources_shape(heat, false);
+  EXPECT_EQ(heat.max_levels, 12);
+  EXPECT_TRUE(cuda::columns_levels_compiled(heat, 12));
+  EXPECT_EQ(sourced.max_levels, 8);
+  EXPECT_EQ(sourced.threads, heat.threads);
+  EXPECT_FALSE(cuda::columns_levels_compiled(sourced, 12));
+  for (int k : {8, 4, 2, 1}) EXPECT_TRUE(cuda::columns_levels_compiled(sourced, k)) << k;
+  EXPECT_EQ(cuda::columns_sources_shape(cuda::columns_shape(2, 1, false, false), false).max_levels, 6);  // r 2: its 6
+  EXPECT_EQ(cuda::columns_sources_shape(cuda::columns_shape(1, 2, true, false), true).max_levels, 12);   // fp64: its 12
+}
+
 TEST(UnitConfig, ColumnsClusterPlan) {
   const Config c = load_config_text(good + "cluster: {mode: columns, k: 9}\n", "case.yaml");
   EXPECT_EQ(c.run.cluster.mode, "columns");
