@@ -456,9 +456,10 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
     };
     // A block-uniform choice of path, by the rows: near a y face (all of it;
     // and Form::flux where the rows cross a layer's edge), at the events'
-    // rows (a path of their own: with the y faces' tests at every point a
-    // Gaussian's blocks ran 3x the instructions of the others, H200, the
-    // sink), with x ghosts, or the steady one. (The tests written out: as a
+    // rows (a path of their own: on the y faces' path, with its tests and
+    // each point's chained loads of its box, weight and f, a Gaussian's
+    // blocks ran 3.3x the instructions of the others, H200, the sink), with
+    // x ghosts, or the steady one. (The tests written out: as a
     // lambda's, the y faces' test put the axis in local memory and the heat
     // fp32 r 1 k 12 kernel spilled 30/84 bytes, where it spills 4/4.)
     constexpr auto all_levels = std::make_integer_sequence<int, K>{};

@@ -129,7 +129,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   }
 
   // The kernels a launch without receivers runs.
-  ColumnEvents case_events() const { return this->source_count_ > 0 ? ColumnEvents::sources : ColumnEvents::none; }
+  ColumnEvents case_events() const { return this->source_count() > 0 ? ColumnEvents::sources : ColumnEvents::none; }
   // f.template operator()<R>(kernels) with the case's radius and form, and
   // `events` (the flux form only for an equation with a flux coefficient,
   // the point form for one with another).

@@ -592,7 +592,7 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     if (this->flux_ || this->pointwise_) return with_radius(radius, [&]<int R>() { media_kernel<R>(f); });
     with_radius(radius, [&]<int R>() {
       f(deep_kernel_3d<R, Real, Eq>);
-      if (this->source_count_ > 0) f(deep_kernel_3d<R, Real, Eq, 0, true>);
+      if (this->source_count() > 0) f(deep_kernel_3d<R, Real, Eq, 0, true>);
     });
     if (radius == 1)
       each_window_kernel([&](auto kernel, int levels) {

@@ -101,7 +101,6 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
                       "axis wraps them), and this rank has " +
                       std::to_string(boxes.size()),
              false;
-    source_count_ = static_cast<int>(boxes.size());
     source_extents_ = boxes;
     if (!boxes.empty()) {
       source_boxes_.allocate(boxes.size());
@@ -112,6 +111,9 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     return true;
   }
 
+  // The source boxes this rank adds (ClusterSources::count).
+  int source_count() const { return static_cast<int>(source_extents_.size()); }
+
   // The sources of a launch of `steps` steps from step `step`: f(t_n) of each
   // source at each step, in the working precision (source_factors, as the
   // other backends take them), copied on `stream` into a slot of a ring (a
@@ -119,8 +121,8 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   // slot is reused four launches later, after the chunk's streams have met).
   ClusterSources<Real> sources(long step, int steps, cudaStream_t stream) {
     ClusterSources<Real> s;
-    if (source_count_ == 0) return s;
-    s.boxes = source_boxes_.get(), s.count = source_count_, s.sources = static_cast<int>(times_.size());
+    if (source_extents_.empty()) return s;
+    s.boxes = source_boxes_.get(), s.count = source_count(), s.sources = static_cast<int>(times_.size());
     s.weights = source_weights_.get();
     std::vector<Real> f;
     for (int m = 0; m < steps; ++m)
@@ -294,8 +296,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   std::vector<TimeFunction> times_;      // the sources' time functions, in config order
   DeviceBuffer<SourceBox> source_boxes_;
   std::vector<SourceBox> source_extents_;  // the same on the host, where the launches' plans weigh them
-  DeviceBuffer<Real> source_weights_;  // the boxes' factors along their axes
-  int source_count_ = 0;
+  DeviceBuffer<Real> source_weights_;      // the boxes' factors along their axes
   static constexpr std::size_t factor_slots = 4;
   DeviceBuffer<Real> factors_;  // the ring of the launches' f(t_n)
   std::size_t factor_slot_ = 0;
