@@ -273,8 +273,8 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
   const int iterations = chunks + K;
   // Form::flux: whether rows [lo, hi) have one entry (a column's, layers
   // along x; along y, rows inside a layer). The paths but the general one
-  // load it once an iteration, not once a point (that load and its
-  // registers: fp32 r 1 k 8 165 registers, 141 without, ptxas); the
+  // load it once an iteration, not once a point (ptxas, fp32 r 1: k 8 165
+  // registers before, 160; k 12 spilled 18/40 bytes, none now); the
   // iterations whose rows cross a layer's edge take the general path.
   auto uniform_pairs = [&](int lo, int hi) {
     if constexpr (F == Form::flux)

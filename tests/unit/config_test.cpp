@@ -482,8 +482,6 @@ TEST(UnitConfig, DeepClusterPlan) {
                {"'cluster.tile'", "2 sizes in deep mode"});
 }
 
-// A columns plan (2D): the config asks for it, from the case's built-in
-// columns plan; its text, fields and parse agree.
 // The fp32 columns kernels that add sources compile at most 8 levels (at 12
 // they spilled): a case with sources runs a plan's k of 12 as 8 and 4.
 TEST(UnitConfig, ColumnsSourcesKernelsCompileEightLevels) {
@@ -499,6 +497,8 @@ TEST(UnitConfig, ColumnsSourcesKernelsCompileEightLevels) {
   EXPECT_EQ(cuda::columns_sources_shape(cuda::columns_shape(1, 2, true, false), true).max_levels, 12);   // fp64: its 12
 }
 
+// A columns plan (2D): the config asks for it, from the case's built-in
+// columns plan; its text, fields and parse agree.
 TEST(UnitConfig, ColumnsClusterPlan) {
   const Config c = load_config_text(good + "cluster: {mode: columns, k: 9}\n", "case.yaml");
   EXPECT_EQ(c.run.cluster.mode, "columns");
