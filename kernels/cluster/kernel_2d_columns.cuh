@@ -283,8 +283,9 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
       return true;
   };
   constexpr int S = Events || F != Form::uniform || R > 1 ? 1 : Wave ? 3 : K <= 8 ? 2 : 1;  // (below)
-  // Iteration i: on the steady path (Steady), or on the one its rows take.
-  auto iterate = [&]<bool Steady>(const int i) {
+  // Iteration i: on the steady path (Steady; with x ghosts, XGhosts), or on
+  // the one its rows take.
+  auto iterate = [&]<bool Steady, bool XGhosts = false>(const int i) {
     Real made[C], older[C];  // level t-1's newest chunk; (two levels) level t-2's chunk at level t's rows
 #pragma unroll
     for (int c = 0; c < C; ++c) made[c] = ahead[c], older[c] = Wave ? ahead_prev[c] : Real(0);
@@ -464,7 +465,7 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
     // fp32 r 1 k 12 kernel spilled 30/84 bytes, where it spills 4/4.)
     constexpr auto all_levels = std::make_integer_sequence<int, K>{};
     if constexpr (Steady)
-      levels.template operator()<false, false, false>(all_levels);
+      levels.template operator()<false, XGhosts, false>(all_levels);
     else if ((ay.ghosts[0] && rows_lo < R) || (ay.ghosts[1] && rows_hi > ay.n - R) || !uniform_pairs(rows_lo, rows_hi))
       levels.template operator()<true, true, Events>(all_levels);
     else if (Events && rows_lo <= event_hi && rows_hi > event_lo)
@@ -480,28 +481,38 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
   // iteration shifts a level's window (two levels: and its u^{m-1}) a chunk
   // on, and over the shifts' period those are renames, not register moves.
   // The iterations of no run of S take the x faces' path (right for any
-  // block). Elsewhere the registers had no room (ptxas, fp32 at 128: the
-  // heat's r 1 k 12 spilled 42/88 bytes, its r 2 k 6 4/4, the waves' point
-  // form at k 6 46/92) or it lost (the fp32 wave r 2 k 4: -8%, H200).
+  // block). A face strip's block (x ghosts, a Dirichlet x point) runs its
+  // runs unrolled too, on the x faces' path: left one at a time, its blocks
+  // set the time of each wave of a launch of few waves (fp32 wave 8568^2,
+  // 24 strips x 11 segments: two waves on 132 SMs; unrolled +10%, at
+  // 16384^2's 6.8 waves +2%, H200). Elsewhere the registers had no room
+  // (ptxas, fp32 at 128: the heat's r 1 k 12 spilled 42/88 bytes, its r 2
+  // k 6 4/4, the waves' point form at k 6 46/92) or it lost (the fp32 wave
+  // r 2 k 4: -8%, H200).
   if constexpr (S == 1) {
     for (int i = 0; i < iterations; ++i) iterate.template operator()<false>(i);
   } else {
     auto steady_run = [&](int i) {
       const int lo = ys + (i - K) * C, hi = ys + (i + S - 1) * C;
-      return !face_strip && i + S <= iterations && !(ay.ghosts[0] && lo < R) && !(ay.ghosts[1] && hi > ay.n - R);
+      return i + S <= iterations && !(ay.ghosts[0] && lo < R) && !(ay.ghosts[1] && hi > ay.n - R);
     };
-    auto steady = [&]<int... s>(int from, std::integer_sequence<int, s...>) {
-      (iterate.template operator()<true>(from + s), ...);
+    auto steady = [&]<bool XGhosts, int... s>(int from, std::integer_sequence<int, s...>) {
+      (iterate.template operator()<true, XGhosts>(from + s), ...);
     };
+      // (The face strips' loop and the others' written out: as one lambda's,
+      // the heat fp32 r 1 k 8 kernel spilled 4/8 bytes.)
 #pragma unroll 1
     for (int i = 0; i < iterations;) {
-      if (steady_run(i)) {
-#pragma unroll 1
-        do steady(i, std::make_integer_sequence<int, S>{}), i += S;
-        while (steady_run(i));
-      } else {
+      if (!steady_run(i))
         iterate.template operator()<false>(i++);
-      }
+      else if (face_strip)
+#pragma unroll 1
+        do steady.template operator()<true>(i, std::make_integer_sequence<int, S>{}), i += S;
+        while (steady_run(i));
+      else
+#pragma unroll 1
+        do steady.template operator()<false>(i, std::make_integer_sequence<int, S>{}), i += S;
+        while (steady_run(i));
     }
   }
 }
