@@ -543,14 +543,11 @@ ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   (std::make_integer_sequence<int, ColumnsKernels2D<R, Real, Eq>::most>{});
   return kernels;
 }
-// A form's columns kernels (r 1-4) of a precision and equation and their
-// events (ColumnEvents): declared (`which`: extern) in the unit of the columns
-// object, built (`which` empty) in a unit of their own (CMakeLists.txt
-// generates both).
-#define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, Real, Eq, F, E)                                       \
-  which template ColumnsKernels2D<1, Real, Eq> columns_kernels_2d<1, Real, Eq, F, ColumnEvents::E>(); \
-  which template ColumnsKernels2D<2, Real, Eq> columns_kernels_2d<2, Real, Eq, F, ColumnEvents::E>(); \
-  which template ColumnsKernels2D<3, Real, Eq> columns_kernels_2d<3, Real, Eq, F, ColumnEvents::E>(); \
-  which template ColumnsKernels2D<4, Real, Eq> columns_kernels_2d<4, Real, Eq, F, ColumnEvents::E>();
+// A form's columns kernels of a radius, precision and equation and their
+// events (ColumnEvents): declared (`which`: extern) in the unit of the
+// columns object, built (`which` empty) in units of their own, radius 1 in
+// one and 2-4 in another (CMakeLists.txt generates them).
+#define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, R, Real, Eq, F, E) \
+  which template ColumnsKernels2D<R, Real, Eq> columns_kernels_2d<R, Real, Eq, F, ColumnEvents::E>();
 
 }  // namespace heatwave::cuda

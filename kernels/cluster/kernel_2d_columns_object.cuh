@@ -207,8 +207,8 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
 
 // The kernel object of a columns plan (null, with `reason`, where it cannot
 // run): declared (`which`: extern) in the unit of the 2D kernel objects,
-// built with its uniform form's kernels without events (`which` empty) in
-// a unit of its own a precision and equation (CMakeLists.txt generates both).
+// built (`which` empty) in a unit of its own a precision and equation, its
+// kernels declared extern there (CMakeLists.txt generates both).
 template <class Real, class Eq>
 std::unique_ptr<ClusterKernel<2, Real>> make_columns_kernel_2d(const Problem& problem, const LocalDomain<2>& domain,
                                                                const ClusterPlan& plan,
