@@ -518,7 +518,7 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
 }
 
 // The columns kernels of a form, radius, precision and equation, by level
-// count: those compiled (columns_levels_compiled, columns_events_shape),
+// count: those compiled (columns_levels_compiled, columns_kernels_shape),
 // null elsewhere.
 template <int R, class Real, class Eq>
 using ColumnsKernel2D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>,
@@ -535,7 +535,7 @@ ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   ColumnsKernels2D<R, Real, Eq> kernels;
   [&]<int... K>(std::integer_sequence<int, K...>) {
     auto add = [&]<int L>() {
-      if constexpr (columns_levels_compiled(columns_events_shape<Real, Eq, F, R, E>, L))
+      if constexpr (columns_levels_compiled(columns_kernels_shape<Real, Eq, F, R, E>, L))
         kernels.by_levels[L] = columns_kernel_2d<R, L, Real, Eq, F, E>;
     };
     (add.template operator()<K + 1>(), ...);

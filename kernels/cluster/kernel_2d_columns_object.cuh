@@ -24,7 +24,6 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
     if (!this->set_geometry(problem, domain, q, media, reason)) return false;
     const int R = problem.radius;
     shape_ = columns_shape(R, Eq::levels, sizeof(Real) == 8, this->flux_ || this->pointwise_);
-    launches_ = case_events() == ColumnEvents::sources ? columns_sources_shape(shape_, sizeof(Real) == 8) : shape_;
     const int K = shape_.max_levels;
     const std::string plan = "columns plan (" + q.text() + ")";
     if (q.k < 1 || q.k > K || q.tile_x < 32 || q.tile_x > shape_.threads || q.tile_x % 32 != 0 ||
@@ -67,7 +66,8 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   // The most levels compiled up to the plan's k and `left`.
   int launch_steps(int left) const override {
     int k = std::min(left, geo_.plan.k);
-    while (k > 1 && !columns_levels_compiled(launches_, k)) --k;
+    const ColumnsShape launches = columns_events_shape(shape_, case_events(), sizeof(Real) == 8);
+    while (k > 1 && !columns_levels_compiled(launches, k)) --k;
     return k;
   }
 
@@ -196,7 +196,6 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   std::map<std::array<int, 6>, int> segments_;  // fastest_segments by launch shape (steps, slots, window)
   int active_[3] = {0, 0, 0};  // blocks the GPU holds at once, by ColumnEvents
   ColumnsShape shape_{};       // the form's kernels' (plan.hpp)
-  ColumnsShape launches_{};    // the levels the case's launches run (with sources, columns_sources_shape)
   // Form::point: the table by classes (its x classes' map), each x class's updates by row.
   UpdateClassTable<2, Real, Eq> classes_;
   DeviceBuffer<UpdateEntry<typename Eq::template Update<Real>>> column_updates_;

@@ -121,15 +121,9 @@ __global__ void __launch_bounds__(256)
     rows_out[k] = classes.at[classes.y_offset[k % rows] + k / rows];
 }
 
-// What a columns kernel adds to the stencil: nothing, sources, or
-// receivers (and sources, where the case has them).
-enum class ColumnEvents { none, sources, receivers };
-// The level counts a form's kernels with events E are compiled for (with
-// sources at most columns_source_levels).
+// The level counts a form's kernels with events E are compiled for.
 template <class Real, class Eq, Form F, int R, ColumnEvents E>
-inline constexpr ColumnsShape columns_events_shape = E == ColumnEvents::sources
-                                                         ? columns_sources_shape(columns_form_shape<Real, Eq, F, R>,
-                                                                                 sizeof(Real) == 8)
-                                                         : columns_form_shape<Real, Eq, F, R>;
+inline constexpr ColumnsShape columns_kernels_shape = columns_events_shape(columns_form_shape<Real, Eq, F, R>, E,
+                                                                           sizeof(Real) == 8);
 
 }  // namespace heatwave::cuda

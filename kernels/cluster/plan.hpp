@@ -121,15 +121,19 @@ constexpr int max_levels_columns(int radius, int levels, bool fp64) {
 constexpr bool columns_levels_compiled(const ColumnsShape& shape, int k) {
   return k == shape.max_levels || (k >= 1 && k < shape.max_levels && (k & (k - 1)) == 0);
 }
-// The fp32 kernels that add sources compile at most 8 levels: at r 1's 12
-// what finds and adds a source spilled (ptxas: the uniform heat 94/72
-// bytes at 128 registers, the flux form 178/232 at 168; a point source at
-// k 12 ran 32% slower than before it, H200). fp64's 12 fit (142-202 of 255
+// What a columns kernel adds to the stencil: nothing, sources, or
+// receivers (and sources, where the case has them).
+enum class ColumnEvents { none, sources, receivers };
+// The level counts of a shape's kernels with `events`, compiled and
+// launched: the fp32 kernels that add sources at most 8: at r 1's 12 what
+// finds and adds a source spilled (ptxas: the uniform heat 94/72 bytes at
+// 128 registers, the flux form 178/232 at 168; a point source at k 12 ran
+// 32% slower than before it, H200). fp64's 12 fit (142-202 of 255
 // registers). A rank with sources runs a plan's k past 8 as launches of 8
 // and the rest.
 inline constexpr int columns_source_levels = 8;
-constexpr ColumnsShape columns_sources_shape(ColumnsShape shape, bool fp64) {
-  if (!fp64) shape.max_levels = std::min(shape.max_levels, columns_source_levels);
+constexpr ColumnsShape columns_events_shape(ColumnsShape shape, ColumnEvents events, bool fp64) {
+  if (events == ColumnEvents::sources && !fp64) shape.max_levels = std::min(shape.max_levels, columns_source_levels);
   return shape;
 }
 

@@ -486,15 +486,17 @@ TEST(UnitConfig, DeepClusterPlan) {
 // they spilled): a case with sources runs a plan's k of 12 as 8 and 4.
 TEST(UnitConfig, ColumnsSourcesKernelsCompileEightLevels) {
   const cuda::ColumnsShape heat = cuda::columns_shape(1, 1, false, false);
-  const cuda::ColumnsShape sourced = cuda::columns_sources_shape(heat, false);
+  const cuda::ColumnsShape sourced = cuda::columns_events_shape(heat, cuda::ColumnEvents::sources, false);
   EXPECT_EQ(heat.max_levels, 12);
   EXPECT_TRUE(cuda::columns_levels_compiled(heat, 12));
   EXPECT_EQ(sourced.max_levels, 8);
   EXPECT_EQ(sourced.threads, heat.threads);
   EXPECT_FALSE(cuda::columns_levels_compiled(sourced, 12));
   for (int k : {8, 4, 2, 1}) EXPECT_TRUE(cuda::columns_levels_compiled(sourced, k)) << k;
-  EXPECT_EQ(cuda::columns_sources_shape(cuda::columns_shape(2, 1, false, false), false).max_levels, 6);  // r 2: its 6
-  EXPECT_EQ(cuda::columns_sources_shape(cuda::columns_shape(1, 2, true, false), true).max_levels, 12);   // fp64: its 12
+  EXPECT_EQ(cuda::columns_events_shape(heat, cuda::ColumnEvents::receivers, false).max_levels, 12);  // no sources: 12
+  const cuda::ColumnsShape r2 = cuda::columns_shape(2, 1, false, false), fp64 = cuda::columns_shape(1, 2, true, false);
+  EXPECT_EQ(cuda::columns_events_shape(r2, cuda::ColumnEvents::sources, false).max_levels, 6);    // r 2: its 6
+  EXPECT_EQ(cuda::columns_events_shape(fp64, cuda::ColumnEvents::sources, true).max_levels, 12);  // fp64: its 12
 }
 
 // A columns plan (2D): the config asks for it, from the case's built-in
