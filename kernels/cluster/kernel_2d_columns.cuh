@@ -84,6 +84,12 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
   static_assert(C % P == 0);
   constexpr bool Wave = Eq::levels == 2;
   constexpr bool Events = E != ColumnEvents::none, Records = E == ColumnEvents::receivers;
+  // (Held, below: the fp32 flux form's sources kernels only, one block of
+  // 384 an SM at 128 registers or 168. ptxas, r 1: their k 8 holds 166,
+  // was 128; the uniform form's k 8 spilled 16/32 bytes at 128, the point
+  // form's k 6 56/96, the receivers kernels' k 8-12 20-56 bytes; fp64's
+  // k 8, 122 -> 154, lost its second block an SM: the sink -30%, H200.)
+  constexpr bool Held = F == Form::flux && E == ColumnEvents::sources && sizeof(Real) == 4;
   Real* const shared = reinterpret_cast<Real*>(cluster_shared);
   auto buffer = [&](int level, int parity) { return shared + (level * 2 + parity) * C * W + R * P; };
   // Row c of column col in a buffer (c may run on through the buffers after
@@ -157,6 +163,10 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
   __shared__ int event_rows[2];
   [[maybe_unused]] const int source_x = Events ? wrapped_coordinate(ax, computed) : 0;
   [[maybe_unused]] unsigned sourced = 0;  // the boxes over the thread's column, a bit each
+  [[maybe_unused]] struct {
+    int lo = 0, hi = 0, y_factor = 0, source = 0;
+    Real x_weight = 0;
+  } held;                                 // where one box is over it (below)
   [[maybe_unused]] int sample_from = -1;  // the first receiver point the thread records, -1: none
   [[maybe_unused]] int sample_lo = 0, sample_hi = -1;  // the rows of its receiver points
   if constexpr (Events) {
@@ -169,6 +179,15 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
       rows_of(ay, box.lo[1], box.hi[1], ys, ys + (chunks + K) * C, first, last);
       if (!box.holds(0, source_x) || first > last) continue;
       sourced |= 1u << e, lo = min(lo, first), hi = max(hi, last);
+    }
+    // Held: one box over the column (a Gaussian's, a point source's): its
+    // rows, its weight along x and its place in f, for the sweep (else each
+    // level loads the box, then its weight and f from its fields, a chained
+    // load a chunk).
+    if (Held && sourced != 0 && (sourced & (sourced - 1)) == 0) {
+      const SourceBox box = sources.boxes[__ffs(sourced) - 1];
+      held.lo = box.lo[1], held.hi = box.hi[1], held.y_factor = box.factor[1] - box.lo[1], held.source = box.source;
+      held.x_weight = sources.weights[box.factor[0] + source_x - box.lo[0]];
     }
     if (Records && samples.count > 0 && tid >= reach && tid < NT - reach && x >= ax.out_lo && x < ax.out_hi) {
       int begin, end;
@@ -377,7 +396,24 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
       // to the chunk box by box: a box's fields, the column's weight and f
       // are loaded once a chunk, where a row at a time chained those loads
       // at every point.
-      if (Events && AtEvents && sourced)
+      auto add_source = [&](int c, int y, Real s) {
+        if constexpr (F == Form::point)
+          out[c] = updates[y].update.force(out[c], s, starting);
+        else
+          out[c] = up.force(out[c], s, starting);
+      };
+      if (Held && AtEvents && sourced && (sourced & (sourced - 1)) == 0) {
+        // (q and f as below: the same products, the same bits.)
+        const Real f = sources.factors[(t - 1) * sources.sources + held.source];
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          const int y = ys + chunk * C + c, source_y = wrapped_coordinate(ay, y);
+          if (source_y < held.lo || source_y >= held.hi) continue;
+          const Real q = held.x_weight * sources.weights[held.y_factor + source_y];
+          if (q == Real(0)) continue;
+          add_source(c, y, fused(f, q, Real(0)));
+        }
+      } else if (Events && AtEvents && sourced)
         for (unsigned boxes = sourced; boxes; boxes &= boxes - 1) {
           const SourceBox box = sources.boxes[__ffs(boxes) - 1];
 #pragma unroll
@@ -386,11 +422,7 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
             if (!box.holds(1, source_y)) continue;  // (no box holds a Dirichlet point: make_source_boxes)
             const Real q = box.q<2, Real>(sources.weights, source_x, source_y, 0);
             if (q == Real(0)) continue;
-            const Real s = sources.force(box, t - 1, q);
-            if constexpr (F == Form::point)
-              out[c] = updates[y].update.force(out[c], s, starting);
-            else
-              out[c] = up.force(out[c], s, starting);
+            add_source(c, y, sources.force(box, t - 1, q));
           }
         }
       // Shift level t-1's window; (two levels) its chunk before cur becomes level t+1's u^{m-1}.
