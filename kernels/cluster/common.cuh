@@ -192,10 +192,10 @@ struct ClusterSources {
   int sources = 0;
   const Real* weights = nullptr;  // the boxes' factors along their axes
   const Real* factors = nullptr;  // f(t_n) of source s at the launch's step m (from 0): [m * sources + s]
+  // f(t_n) of `source` at the launch's step m.
+  __device__ Real factor(int source, int m) const { return factors[m * sources + source]; }
   // What `box` adds with q at the level that the launch's step m makes.
-  __device__ Real force(const SourceBox& box, int m, Real q) const {
-    return fused(factors[m * sources + box.source], q, Real(0));
-  }
+  __device__ Real force(const SourceBox& box, int m, Real q) const { return fused(factor(box.source, m), q, Real(0)); }
 };
 
 // The source boxes over the pack of V points from x (in 3D, of row y too: a

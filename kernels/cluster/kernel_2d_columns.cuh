@@ -404,7 +404,7 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
       };
       if (Held && AtEvents && sourced && (sourced & (sourced - 1)) == 0) {
         // (q and f as below: the same products, the same bits.)
-        const Real f = sources.factors[(t - 1) * sources.sources + held.source];
+        const Real f = sources.factor(held.source, t - 1);
 #pragma unroll
         for (int c = 0; c < C; ++c) {
           const int y = ys + chunk * C + c, source_y = wrapped_coordinate(ay, y);
