@@ -19,7 +19,9 @@
 // Gcells/s of each configuration (CUDA events, warm-up first).
 //   heatwave_streaming_2d [nx ny steps repeats segments [clusters | threads]]
 // (clusters: the special kernel in clusters of 1, 2 and 4 blocks; threads:
-// one block of 512 an SM, and the wave at 8 levels in one of 384.)
+// one block of 512 an SM, and the wave at 8 levels in one of 384;
+// resident: the resident prototype, run_resident; overhead: small kernels
+// after each launch.)
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -51,6 +53,12 @@ __global__ void one_step(const Real* __restrict__ u, Real* __restrict__ v, int n
   v[i] = heat(u[i], u[i - 1], u[i + 1], u[i - nx], u[i + nx], a);
 }
 
+// The block's dynamic shared memory.
+__device__ __forceinline__ unsigned char* smem_base() {
+  extern __shared__ __align__(16) unsigned char smem[];
+  return smem;
+}
+
 // Level 0 is u^n; a launch writes level K = u^{n+K} into v at the strip's
 // kept columns and the segment's rows.
 // CS > 1 (issue 36's cluster shape): a cluster of CS blocks along x owns a
@@ -59,9 +67,18 @@ __global__ void one_step(const Real* __restrict__ u, Real* __restrict__ v, int n
 // column too (DSMEM), and the iteration ends at a cluster barrier instead
 // of the block's: the halo recomputed shrinks by CS, each iteration waits
 // for the cluster.
-template <class Real, int K, int C, int NT, int Blocks, int CS = 1>
-__global__ void __launch_bounds__(NT, Blocks)
-    streaming(const Real* __restrict__ u, Real* __restrict__ v, int nx, int ny, int rows_per_segment, Real a) {
+//
+// Cache (the resident prototype, below): the block's kept columns and rows
+// stay on chip between launches in `cache` (shared memory, a row of NT - 2K
+// a segment row): level 0 reads them from there (`from_cache`: every launch
+// but a run's first), level K writes them there, and to v only where a
+// neighbouring block reads them (within K of the kept region's edges) or
+// where `all_out` (a run's last launch).
+template <class Real, int K, int C, int NT, int CS, bool Cache>
+__device__ __forceinline__ void stream_segment(const Real* __restrict__ u, Real* __restrict__ v, int nx, int ny,
+                                               int rows_per_segment, Real a, Real* cache, bool from_cache,
+                                               bool all_out) {
+  static_assert(!Cache || CS == 1, "the cache is a lone block's");
   namespace cg = cooperative_groups;
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int W = NT + 2;  // a row of a level's buffer: the strip and one pad point each side
@@ -98,11 +115,18 @@ __global__ void __launch_bounds__(NT, Blocks)
 #pragma unroll
     for (int c = 0; c < C; ++c) cur[L][c] = Real(0);
   }
+  // (Cache) the thread's place in the block's kept region, and whether a
+  // neighbouring block reads its points there (K columns or rows from an edge).
+  [[maybe_unused]] Real* cached = Cache ? cache + (tid - K) : nullptr;
+  [[maybe_unused]] const bool edge_x = tid < 2 * K || tid >= NT - 2 * K;
   auto load_chunk = [&](int chunk, Real(&out)[C]) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const int y = ys + chunk * C + c;
-      out[c] = inside_x && y >= 0 && y < ny ? u[long(y) * nx + x] : Real(0);
+      if (Cache && from_cache && keep && y >= y0 && y < y1)
+        out[c] = cached[(y - y0) * (NT - 2 * K)];
+      else
+        out[c] = inside_x && y >= 0 && y < ny ? u[long(y) * nx + x] : Real(0);
     }
   };
   Real ahead[C];
@@ -144,7 +168,12 @@ __global__ void __launch_bounds__(NT, Blocks)
 #pragma unroll
         for (int c = 0; c < C; ++c) {
           const int y = ys + chunk * C + c;
-          if (y >= y0 && y < y1) v[long(y) * nx + x] = out[c];
+          if (y < y0 || y >= y1) continue;
+          if constexpr (Cache) {
+            cached[(y - y0) * (NT - 2 * K)] = out[c];
+            if (all_out || edge_x || y < y0 + K || y >= y1 - K) v[long(y) * nx + x] = out[c];
+          } else
+            v[long(y) * nx + x] = out[c];
         }
       }
     }
@@ -152,6 +181,29 @@ __global__ void __launch_bounds__(NT, Blocks)
       cg::this_cluster().sync();
     else
       __syncthreads();
+  }
+}
+
+template <class Real, int K, int C, int NT, int Blocks, int CS = 1>
+__global__ void __launch_bounds__(NT, Blocks)
+    streaming(const Real* __restrict__ u, Real* __restrict__ v, int nx, int ny, int rows_per_segment, Real a) {
+  stream_segment<Real, K, C, NT, CS, false>(u, v, nx, ny, rows_per_segment, a, nullptr, false, true);
+}
+
+// The resident prototype: one cooperative launch (every block resident, one
+// an SM) runs `launches` sweeps of K steps, the grid meeting between them;
+// Cache: each block keeps its kept region on chip between sweeps (after the
+// level buffers in shared memory), so only the edges its neighbours read go
+// through global memory. Without Cache it measures what a launch costs.
+template <class Real, int K, int C, int NT, bool Cache>
+__global__ void __launch_bounds__(NT, 1)
+    resident(Real* u, Real* v, int nx, int ny, int rows_per_segment, Real a, int launches) {
+  Real* cache = reinterpret_cast<Real*>(smem_base()) + size_t(K) * 2 * C * (NT + 2);
+  for (int l = 0; l < launches; ++l) {
+    const bool even = (l & 1) == 0;
+    stream_segment<Real, K, C, NT, 1, Cache>(even ? u : v, even ? v : u, nx, ny, rows_per_segment, a, cache, l > 0,
+                                             l == launches - 1);
+    cooperative_groups::this_grid().sync();
   }
 }
 
@@ -406,20 +458,49 @@ struct Result {
   std::string clocks;  // the general kernel: per-block run times
 };
 
+// Points of `got` (device) that differ, bit for bit, from `steps` steps of
+// one_step from ru (which holds the start; rv: its scratch).
+template <class Real>
+long differing_from_one_step(const Real* got_d, Real* ru, Real* rv, int nx, int ny, int steps, Real a) {
+  const long n = long(nx) * ny;
+  for (int s = 0; s < steps; ++s) {
+    one_step<<<dim3((nx + 255) / 256, ny), 256>>>(ru, rv, nx, ny, a);
+    std::swap(ru, rv);
+  }
+  CHECK(cudaDeviceSynchronize());
+  std::vector<Real> got(n), want(n);
+  CHECK(cudaMemcpy(got.data(), got_d, n * sizeof(Real), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(want.data(), ru, n * sizeof(Real), cudaMemcpyDeviceToHost));
+  long differing = 0;
+  for (long i = 0; i < n; ++i) differing += std::memcmp(&got[i], &want[i], sizeof(Real)) != 0;
+  return differing;
+}
+
+// A small kernel as heatwave's ghost fills are (a row of points): what each
+// adds to a launch where launches are short.
+template <class Real>
+__global__ void touch_row(Real* scratch, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) scratch[i] += Real(1);
+}
+
+// extra: small kernels queued after each launch (touch_row over a row).
 template <class Real, int K, int C, int NT, int Blocks = 1, int CS = 1>
-Result run(int nx, int ny, int steps, int repeats, int segments) {
+Result run(int nx, int ny, int steps, int repeats, int segments, int extra = 0) {
   Result r;
   r.name = std::string(sizeof(Real) == 8 ? "fp64" : "fp32") + " K " + std::to_string(K) + " C " + std::to_string(C) +
            " NT " + std::to_string(NT) + " blocks/SM " + std::to_string(Blocks) + " segments " +
-           std::to_string(segments) + (CS > 1 ? " cluster " + std::to_string(CS) + " (DSMEM)" : "");
+           std::to_string(segments) + (CS > 1 ? " cluster " + std::to_string(CS) + " (DSMEM)" : "") +
+           (extra ? " + " + std::to_string(extra) + " small kernels a launch" : "");
   steps = steps / K * K;
   const long n = long(nx) * ny;
   std::vector<Real> host(n);
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   for (auto& value : host) value = Real(dist(rng));
-  Real *u, *v, *ru, *rv;
+  Real *u, *v, *ru, *rv, *scratch;
   for (Real** p : {&u, &v, &ru, &rv}) CHECK(cudaMalloc(p, n * sizeof(Real)));
+  CHECK(cudaMalloc(&scratch, nx * sizeof(Real)));
   CHECK(cudaMemcpy(u, host.data(), n * sizeof(Real), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(ru, u, n * sizeof(Real), cudaMemcpyDeviceToDevice));
   CHECK(cudaMemset(v, 0xff, n * sizeof(Real)));  // poison: NaNs where a launch writes nothing
@@ -429,7 +510,7 @@ Result run(int nx, int ny, int steps, int repeats, int segments) {
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) != cudaSuccess) {
     cudaGetLastError();
     r.name += " (shared memory over the limit)";
-    for (Real* p : {u, v, ru, rv}) cudaFree(p);
+    for (Real* p : {u, v, ru, rv, scratch}) cudaFree(p);
     return r;
   }
   const int strips = (nx + CS * NT - 2 * K - 1) / (CS * NT - 2 * K);  // a cluster's each
@@ -448,6 +529,7 @@ Result run(int nx, int ny, int steps, int repeats, int segments) {
         CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const Real*>(from), to, nx, ny, rows, a));
       else
         kernel<<<grid, NT, shared>>>(from, to, nx, ny, rows, a);
+      for (int e = 0; e < extra; ++e) touch_row<<<(nx + 255) / 256, 256>>>(scratch, nx);
       std::swap(from, to);
     }
   };
@@ -455,18 +537,61 @@ Result run(int nx, int ny, int steps, int repeats, int segments) {
   Real *a0 = u, *a1 = v;
   launches(steps / K, a0, a1);
   CHECK(cudaGetLastError());
-  Real *b0 = ru, *b1 = rv;
-  for (int s = 0; s < steps; ++s) {
-    one_step<<<dim3((nx + 255) / 256, ny), 256>>>(b0, b1, nx, ny, a);
-    std::swap(b0, b1);
-  }
-  CHECK(cudaDeviceSynchronize());
-  std::vector<Real> got(n), want(n);
-  CHECK(cudaMemcpy(got.data(), a0, n * sizeof(Real), cudaMemcpyDeviceToHost));
-  CHECK(cudaMemcpy(want.data(), b0, n * sizeof(Real), cudaMemcpyDeviceToHost));
-  r.differing = 0;
-  for (long i = 0; i < n; ++i) r.differing += std::memcmp(&got[i], &want[i], sizeof(Real)) != 0;
+  r.differing = differing_from_one_step(a0, ru, rv, nx, ny, steps, a);
   r.gcells = median_gcells([&] { launches(steps / K, a0, a1); }, double(n), steps, repeats);
+  for (Real* p : {u, v, ru, rv, scratch}) CHECK(cudaFree(p));
+  return r;
+}
+
+// The resident prototype (heat r 1, Dirichlet) against one_step: a
+// cooperative launch of strips x segments blocks, all resident (one an SM),
+// with or without the on-chip cache of each block's kept region.
+template <class Real, int K, int C, int NT, bool Cache>
+Result run_resident(int nx, int ny, int steps, int repeats, int segments) {
+  Result r;
+  r.name = std::string(sizeof(Real) == 8 ? "fp64" : "fp32") + " K " + std::to_string(K) + " C " + std::to_string(C) +
+           " NT " + std::to_string(NT) + " segments " + std::to_string(segments) +
+           (Cache ? " resident (kept region on chip)" : " persistent (one launch, grid barriers)");
+  steps = steps / K * K;
+  const long n = long(nx) * ny;
+  const int strips = (nx + NT - 2 * K - 1) / (NT - 2 * K), rows = (ny + segments - 1) / segments;
+  r.blocks = strips * segments;
+  const size_t shared =
+      size_t(K) * 2 * C * (NT + 2) * sizeof(Real) + (Cache ? size_t(NT - 2 * K) * rows * sizeof(Real) : 0);
+  auto kernel = resident<Real, K, C, NT, Cache>;
+  int device = 0, sms = 0, per_sm = 0;
+  CHECK(cudaGetDevice(&device));
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, NT, shared) != cudaSuccess ||
+      per_sm * sms < r.blocks) {
+    cudaGetLastError();
+    r.name += " (not every block resident: " + std::to_string(shared / 1024) + " KiB of shared memory a block)";
+    return r;
+  }
+  std::vector<Real> host(n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (auto& value : host) value = Real(dist(rng));
+  Real *u, *v, *ru, *rv;
+  for (Real** p : {&u, &v, &ru, &rv}) CHECK(cudaMalloc(p, n * sizeof(Real)));
+  CHECK(cudaMemcpy(u, host.data(), n * sizeof(Real), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(ru, u, n * sizeof(Real), cudaMemcpyDeviceToDevice));
+  CHECK(cudaMemset(v, 0xff, n * sizeof(Real)));  // poison
+  const Real a = Real(0.2);
+  int launches = steps / K;
+  auto run = [&](Real*& from, Real*& to) {
+    int segment_rows = rows;
+    Real alpha = a;
+    void* args[] = {&from, &to, &nx, &ny, &segment_rows, &alpha, &launches};
+    CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), dim3(strips, segments), dim3(NT), args, shared));
+    if (launches & 1) std::swap(from, to);  // where the last sweep wrote
+  };
+  Real *a0 = u, *a1 = v;
+  run(a0, a1);
+  CHECK(cudaGetLastError());
+  r.differing = differing_from_one_step(a0, ru, rv, nx, ny, steps, a);
+  r.gcells = median_gcells([&] { run(a0, a1); }, double(n), steps, repeats);
   for (Real* p : {u, v, ru, rv}) CHECK(cudaFree(p));
   return r;
 }
@@ -568,7 +693,24 @@ int main(int argc, char** argv) {
   // SM fill the 132 SMs twice at EBISU's sizes (36 strips).
   const int segments = argc > 5 ? std::atoi(argv[5]) : 7;
   std::vector<Result> results;
-  if (argc > 6 && std::strcmp(argv[6], "clusters") == 0) {
+  if (argc > 6 && std::strcmp(argv[6], "resident") == 0) {
+    // Issue 36's resident mode, prototyped: at `segments` (all blocks
+    // resident, one an SM), the special kernel's launches against one
+    // persistent launch, without and with the kept regions on chip; k 4 and 8.
+    results.push_back(run<float, 4, 4, 256, 1>(nx, ny, steps, repeats, segments));
+    results.push_back(run_resident<float, 4, 4, 256, false>(nx, ny, steps, repeats, segments));
+    results.push_back(run_resident<float, 4, 4, 256, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run<float, 8, 4, 256, 1>(nx, ny, steps, repeats, segments));
+    results.push_back(run_resident<float, 8, 4, 256, false>(nx, ny, steps, repeats, segments));
+    results.push_back(run_resident<float, 8, 4, 256, true>(nx, ny, steps, repeats, segments));
+    results.push_back(run<double, 4, 2, 256, 1>(nx, ny, steps, repeats, segments));
+    results.push_back(run_resident<double, 4, 2, 256, true>(nx, ny, steps, repeats, segments));
+  } else if (argc > 6 && std::strcmp(argv[6], "overhead") == 0) {
+    // What small kernels after each launch (heatwave's ghost fills: two a
+    // launch, four for the wave) cost where launches are short.
+    for (int extra : {0, 1, 2, 4}) results.push_back(run<float, 4, 4, 256, 1>(nx, ny, steps, repeats, segments, extra));
+    for (int extra : {0, 2}) results.push_back(run<float, 8, 4, 256, 1>(nx, ny, steps, repeats, segments, extra));
+  } else if (argc > 6 && std::strcmp(argv[6], "clusters") == 0) {
     // The special kernel in clusters of 1, 2 and 4 blocks along x (issue 36's cluster shape).
     results.push_back(run<float, 12, 4, 256, 2>(nx, ny, steps, repeats, segments));
     results.push_back(run<float, 12, 4, 256, 2, 2>(nx, ny, steps, repeats, segments));
