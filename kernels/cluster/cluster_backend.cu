@@ -217,8 +217,7 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     noise.seed += 1;
     fields_.set_initial(fields_.u_next.get(),
                         InitialSpec::make(noise, problem_.dims, problem_.points, problem_.length, problem_.spacing));
-    fields_.fill_ghosts(fields_.u.get());
-    fields_.fill_ghosts(fields_.u_next.get());
+    fields_.fill_ghosts(fields_.u.get(), fields_.u_next.get());
     const auto t0 = std::chrono::steady_clock::now();
     // The run's receivers. A timed run goes on from the step the last one
     // ended at (sample steps fall as in the run); the steps it records
@@ -396,8 +395,10 @@ class ClusterBackend final : public GpuBackend<D, Real> {
     for (const Box<D>& window : windows)
       if (!window.empty()) launch_outputs(kernel, steps, window, samples(steps), stream);
     if (after) HW_CUDA(cudaStreamWaitEvent(stream, after, 0));
-    fields_.fill_ghosts(equation_.levels == 2 ? out_u_.get() : fields_.u_next.get());
-    if (equation_.levels == 2) fields_.fill_ghosts(out_u_prev_.get());
+    if (equation_.levels == 2)
+      fields_.fill_ghosts(out_u_.get(), out_u_prev_.get());
+    else
+      fields_.fill_ghosts(fields_.u_next.get());
   }
   // After a launch: its outputs become the fields.
   void finish_launch(int steps) {

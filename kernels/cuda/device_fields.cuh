@@ -31,11 +31,14 @@ class DeviceFields {
   // read of a point nobody wrote shows up).
   void allocate_poisoned(DeviceBuffer<Real>& field) const;
   void set_initial(Real* field, const InitialSpec& spec);
-  // Ghost layers and Dirichlet face points of every physical face, axis by axis
-  // as the host backend does, so ghost corners come out alike. With a
+  // Ghost layers and Dirichlet face points of every physical face, as the
+  // host backend fills them axis by axis (so ghost corners come out alike),
+  // in one launch (`also`: of a second field too; a launch a face cost a
+  // short chunk more than its stencil: docs/performance.md). With a
   // `window`, only ghosts within it along the other axes (a part of the
   // field other work on `stream` leaves alone).
   void fill_ghosts(Real* field, cudaStream_t stream = nullptr, const Box<D>* window = nullptr);
+  void fill_ghosts(Real* field, Real* also, cudaStream_t stream = nullptr, const Box<D>* window = nullptr);
   // The owned box of a field to or from host memory; waits for the copy.
   void read(const Real* field, Real* host);
   void write(Real* field, const Real* host);
