@@ -6,36 +6,15 @@
 #include <vector>
 
 #include "core/dispatch.hpp"
+#include "solver/ghost_faces.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatwave::cuda {
 
 namespace {
 
-// The ghosts of every physical face (blockIdx.y), in axis order, of one or
-// two fields (blockIdx.z).
-template <int D>
-struct GhostFaces {
-  int count = 0;
-  int axis[2 * max_dims];
-  Box<D> box[2 * max_dims];
-  FaceRule rule[2 * max_dims];
-};
-
-template <int D>
-HW_HD bool holds(const Box<D>& box, const Index<D>& i) {
-  for (int a = 0; a < D; ++a)
-    if (i[a] < box.lo[a] || i[a] >= box.hi[a]) return false;
-  return true;
-}
-
-// One launch for what filling the faces axis by axis would leave (the host
-// backend's order, so ghost corners come out alike): a point's value is its
-// source's through the rule of each face that holds it, the last axis's
-// first to map the coordinates and the first axis's first to apply (the
-// same operations on the same value, bit for bit). Each point is written by
-// the first face that holds it; a thread reads only points no face holds (a
-// Dirichlet face point on the way is g: nothing before it is read).
+// The ghosts of every physical face (blockIdx.y) of one or two fields
+// (blockIdx.z), as the axis-by-axis fills leave them (GhostFaces::ghost).
 template <int D, class Real>
 __global__ void ghost_kernel(Real* first, Real* second, const Layout<D> layout, const GhostFaces<D> faces) {
   const int f = blockIdx.y;
@@ -46,23 +25,10 @@ __global__ void ghost_kernel(Real* first, Real* second, const Layout<D> layout, 
   for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n;
        k += static_cast<long>(gridDim.x) * blockDim.x) {
     const Index<D> i = box_point(box, k);
-    bool earlier = false;
-    for (int g = 0; g < f; ++g) earlier = earlier || holds<D>(faces.box[g], i);
-    if (earlier) continue;
-    Index<D> src = i;
-    unsigned applied = 0;
-    bool fixed = false;  // a Dirichlet face point on the way: g, whatever the faces before it left
-    for (int g = faces.count - 1; g >= 0 && !fixed; --g) {
-      const int a = faces.axis[g];
-      if (!holds<D>(faces.box[g], src)) continue;
-      applied |= 1u << g;
-      fixed = faces.rule[g].fixed_point(src[a]);
-      if (!fixed) src[a] = faces.rule[g].source(src[a]);
-    }
-    Real value = fixed ? Real(0) : u[layout.offset(src)];
-    for (int g = 0; g < faces.count; ++g)
-      if (applied & (1u << g)) value = faces.rule[g].ghost(i[faces.axis[g]], value);
-    u[layout.offset(i)] = value;
+    Real value;
+    if (faces.ghost(
+            f, i, [&](const Index<D>& src) { return u[layout.offset(src)]; }, value))
+      u[layout.offset(i)] = value;
   }
 }
 
@@ -202,21 +168,9 @@ void DeviceFields<D, Real>::fill_ghosts(Real* field, cudaStream_t stream, const 
 template <int D, class Real>
 void DeviceFields<D, Real>::fill_ghosts(Real* field, Real* also, cudaStream_t stream, const Box<D>* window) {
   if (!stream) stream = stream_;
-  GhostFaces<D> faces;
-  long largest = 0;
-  for (int a = 0; a < D; ++a)
-    for (int side = 0; side < 2; ++side) {
-      if (domain_.exchanged[a][side]) continue;
-      Box<D> box = domain_.ghost_box(a, side, problem_.radius);
-      for (int b = 0; b < D && window; ++b)
-        if (b != a) box.lo[b] = std::max(box.lo[b], window->lo[b]), box.hi[b] = std::min(box.hi[b], window->hi[b]);
-      if (box.empty()) continue;
-      faces.axis[faces.count] = a, faces.box[faces.count] = box, faces.rule[faces.count] = domain_.face[a][side];
-      largest = std::max(largest, box.size());
-      ++faces.count;
-    }
+  const GhostFaces<D> faces(domain_, problem_.radius, window);
   if (faces.count == 0) return;
-  const dim3 grid(grid_for(largest, 256), faces.count, also ? 2 : 1);
+  const dim3 grid(grid_for(faces.largest(), 256), faces.count, also ? 2 : 1);
   ghost_kernel<D, Real><<<grid, 256, 0, stream>>>(field, also, domain_.layout, faces);
   HW_CUDA(cudaGetLastError());
 }

@@ -1,0 +1,81 @@
+// The ghosts of a field's physical faces in one pass: what filling them axis
+// by axis leaves (the host backend's order, so ghost corners come out alike),
+// point by point. The GPU backends fill every face in one launch with it
+// (kernels/cuda/device_fields.cu); a launch an axis cost a short launch of
+// the cluster kernels more than its stencil (docs/performance.md).
+#pragma once
+
+#include "core/hd.hpp"
+#include "core/numerics.hpp"
+#include "solver/box.hpp"
+#include "solver/domain.hpp"
+
+namespace heatwave {
+
+// The physical faces (the sides not exchanged) in axis order, each with its
+// ghost box: within `window` along the other axes where one is given (a part
+// of the field other work leaves alone), empty faces left out.
+template <int D>
+struct GhostFaces {
+  int count = 0;
+  int axis[2 * max_dims]{};
+  Box<D> box[2 * max_dims]{};
+  FaceRule rule[2 * max_dims]{};
+
+  GhostFaces(const LocalDomain<D>& domain, int radius, const Box<D>* window = nullptr) {
+    for (int a = 0; a < D; ++a)
+      for (int side = 0; side < 2; ++side) {
+        if (domain.exchanged[a][side]) continue;
+        Box<D> b = domain.ghost_box(a, side, radius);
+        for (int o = 0; o < D && window; ++o)
+          if (o != a)
+            b.lo[o] = b.lo[o] > window->lo[o] ? b.lo[o] : window->lo[o],
+            b.hi[o] = b.hi[o] < window->hi[o] ? b.hi[o] : window->hi[o];
+        if (b.empty()) continue;
+        axis[count] = a, box[count] = b, rule[count] = domain.face[a][side];
+        ++count;
+      }
+  }
+  long largest() const {
+    long n = 0;
+    for (int f = 0; f < count; ++f) n = box[f].size() > n ? box[f].size() : n;
+    return n;
+  }
+
+  HW_HD static bool holds(const Box<D>& b, const Index<D>& i) {
+    for (int a = 0; a < D; ++a)
+      if (i[a] < b.lo[a] || i[a] >= b.hi[a]) return false;
+    return true;
+  }
+
+  // The value the axis-by-axis fills leave at point i of face f's box, from
+  // `read` (a point's value before the fill), into `value`; false where an
+  // earlier face holds i (that face's pass writes it: each point once). The
+  // point's source is mapped through the rule of each face that holds it,
+  // the last axis's first, and the rules applied the first axis's first:
+  // the same operations on the same value, bit for bit. `read` is asked only
+  // for points no face holds (a Dirichlet face point on the way is g,
+  // whatever the faces before it left), so one pass may write them all.
+  template <class Real, class Read>
+  HW_HD bool ghost(int f, const Index<D>& i, Read read, Real& value) const {
+    bool earlier = false;
+    for (int g = 0; g < f; ++g) earlier = earlier || holds(box[g], i);
+    if (earlier) return false;
+    Index<D> src = i;
+    unsigned applied = 0;
+    bool fixed = false;
+    for (int g = count - 1; g >= 0 && !fixed; --g) {
+      const int a = axis[g];
+      if (!holds(box[g], src)) continue;
+      applied |= 1u << g;
+      fixed = rule[g].fixed_point(src[a]);
+      if (!fixed) src[a] = rule[g].source(src[a]);
+    }
+    value = fixed ? Real(0) : read(src);
+    for (int g = 0; g < count; ++g)
+      if (applied & (1u << g)) value = rule[g].ghost(i[axis[g]], value);
+    return true;
+  }
+};
+
+}  // namespace heatwave
