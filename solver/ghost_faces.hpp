@@ -5,6 +5,8 @@
 // the cluster kernels more than its stencil (docs/performance.md).
 #pragma once
 
+#include <algorithm>
+
 #include "core/hd.hpp"
 #include "core/numerics.hpp"
 #include "solver/box.hpp"
@@ -28,9 +30,7 @@ struct GhostFaces {
         if (domain.exchanged[a][side]) continue;
         Box<D> b = domain.ghost_box(a, side, radius);
         for (int o = 0; o < D && window; ++o)
-          if (o != a)
-            b.lo[o] = b.lo[o] > window->lo[o] ? b.lo[o] : window->lo[o],
-            b.hi[o] = b.hi[o] < window->hi[o] ? b.hi[o] : window->hi[o];
+          if (o != a) b.lo[o] = std::max(b.lo[o], window->lo[o]), b.hi[o] = std::min(b.hi[o], window->hi[o]);
         if (b.empty()) continue;
         axis[count] = a, box[count] = b, rule[count] = domain.face[a][side];
         ++count;
@@ -38,7 +38,7 @@ struct GhostFaces {
   }
   long largest() const {
     long n = 0;
-    for (int f = 0; f < count; ++f) n = box[f].size() > n ? box[f].size() : n;
+    for (int f = 0; f < count; ++f) n = std::max(n, box[f].size());
     return n;
   }
 
