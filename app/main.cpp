@@ -202,6 +202,16 @@ int command_info() {
       backends.c_str());
   std::printf("halo transports: %s (auto: nccl with a GPU per rank, else CUDA-aware MPI, else mpi-host)\n",
               transports.c_str());
+  if (build::cuda) {
+    // The 3D families the default build leaves out (CMake options HEATWAVE_CLUSTER_3D_*).
+    std::string extra;
+    for (const auto& [built, name] : {std::pair{build::cluster_3d_dsmem, "3D DSMEM clusters"},
+                                      std::pair{build::cluster_3d_high_radius, "3D radius 3-4"},
+                                      std::pair{build::cluster_3d_deep, "3D deep"}})
+      if (built) extra += std::string(extra.empty() ? "" : ", ") + name;
+    std::printf("cluster kernels: 2D tiles and columns, 3D pipeline r 1-%d; also built: %s\n",
+                build::cluster_3d_max_radius, extra.empty() ? "none of the optional families" : extra.c_str());
+  }
   std::string equations;
   for (std::size_t e = 0; e < equation_count; ++e)
     equations += std::string(equations.empty() ? "" : ", ") + info(static_cast<Equation>(e)).name + ": " +

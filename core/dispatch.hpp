@@ -26,12 +26,13 @@ decltype(auto) with_index(std::size_t index, F&& f) {
   }
 }
 
-// The stencil radius, 1..max_radius (order 2r).
-template <class F>
+// The stencil radius, 1..max_radius (order 2r), or 1..MaxR where a kernel
+// family is built for fewer radii (its callers refuse the others first).
+template <int MaxR = max_radius, class F>
 decltype(auto) with_radius(int radius, F&& f) {
-  if (radius < 1 || radius > max_radius)
-    throw std::logic_error("stencil radius " + std::to_string(radius) + " is not 1.." + std::to_string(max_radius));
-  return with_index<max_radius>(static_cast<std::size_t>(radius - 1), [&]<std::size_t I>() -> decltype(auto) {
+  if (radius < 1 || radius > MaxR)
+    throw std::logic_error("stencil radius " + std::to_string(radius) + " is not 1.." + std::to_string(MaxR));
+  return with_index<MaxR>(static_cast<std::size_t>(radius - 1), [&]<std::size_t I>() -> decltype(auto) {
     return f.template operator()<static_cast<int>(I) + 1>();
   });
 }

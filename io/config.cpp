@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "build_info.hpp"
 #include "core/central_difference.hpp"
 #include "io/errors.hpp"
 #include "io/yaml_file.hpp"
@@ -570,6 +571,20 @@ Config parse(const YAML::Node& root, const std::string& file) {
     c.threads_y = cl.get<int>("threads_y", c.threads_y);
     if (cl.has("threads_y") && (c.threads_y < 1 || c.threads_y > 32 || (c.threads_y & (c.threads_y - 1)) != 0))
       cl.invalid("threads_y", "must be a power of 2 in 1..32");
+    // 3D plans of the kernel families the default build leaves out (no
+    // measured plan picked them: docs/performance.md, "What the build leaves out").
+    auto left_out = [](const char* what, const char* option) {
+      return std::string("needs ") + what + ", which this build leaves out (configure with -DHEATWAVE_CLUSTER_3D_" +
+             option + "=ON)";
+    };
+    if (c.mode == "deep" && !build::cluster_3d_deep) cl.invalid("mode", left_out("the deep family's kernels", "DEEP"));
+    if (cfg.dims == 3 && c.shape[0] * c.shape[1] > 1 && !build::cluster_3d_dsmem)
+      cl.invalid("shape", left_out("3D kernels for clusters of several blocks (DSMEM)", "DSMEM"));
+    if (cfg.dims == 3 && cfg.radius > build::cluster_3d_max_radius && c.mode != "deep")
+      for (const char* key : {"mode", "tile", "k", "shape", "threads_y"})
+        if (cl.has(key))
+          cl.invalid(key, left_out("3D cluster kernels past radius 2 (the one-step kernel runs radius 3 and 4)",
+                                   "HIGH_RADIUS"));
   }
   if (top.has("diagnostics")) {
     Section d = top.section("diagnostics", {"every"});

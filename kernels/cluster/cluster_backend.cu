@@ -96,6 +96,8 @@ class ClusterBackend final : public GpuBackend<D, Real> {
   // cluster plan runs or the baseline kernel is faster. `run_samples` is
   // asked only where the cache or the autotune is (its key names them).
   bool choose_plan(const SampleSource<D>& run_samples, std::string& reason) {
+    if (const std::string why = unbuilt_case(problem_); !why.empty() && !cluster_plan_from_environment())
+      return reason = "the baseline step kernel runs this case: " + why, false;
     std::string origin = "built-in";
     ClusterPlan plan = default_cluster_plan(problem_);
     std::unique_ptr<ClusterKernel<D, Real>> cached_kernel;  // a cached plan's, made once to check it runs

@@ -80,7 +80,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
   // flux form for the heat, point updates for the waves).
   template <class Fn>
   decltype(auto) with_kernel(Fn&& f) const {
-    return with_radius(this->radius_, [&]<int R>() {
+    return with_radius<max_radius_3d>(this->radius_, [&]<int R>() {
       if constexpr (Eq::flux_coefficient != nullptr)
         if (this->flux_) return f.template operator()<R, Form::flux>();
       if constexpr (has_point_form<Eq>)
@@ -99,7 +99,10 @@ struct KernelFamily<3> {
   static std::unique_ptr<ClusterKernel<3, Real>> make(const Problem& problem, const LocalDomain<3>& domain,
                                                       const ClusterPlan& plan, const ClusterMedia<3, Real>& media,
                                                       std::string& reason) {
-    if (plan.deep) return make_deep_kernel_3d<Real, Eq>(problem, domain, plan, media, reason);
+    if (reason = unbuilt_plan(plan, 3, problem.radius); !reason.empty()) return nullptr;
+    if (plan.deep) {
+      if constexpr (build::cluster_3d_deep) return make_deep_kernel_3d<Real, Eq>(problem, domain, plan, media, reason);
+    }
     return configured<ClusterKernel3D<Real, Eq>>(problem, domain, plan, media, reason);
   }
 };

@@ -593,13 +593,18 @@ Kernel3D<R, Real, Eq> kernel_3d_of(int steps) {
 // their units in the build.
 template <Form F>
 constexpr bool events_apart = F == Form::uniform;
+template <int R, class Real, class Eq, Form F, bool Clustered>
+Kernel3D<R, Real, Eq> kernel_3d_clustered(int steps, bool events) {
+  if constexpr (events_apart<F>)
+    if (!events) return kernel_3d_of<R, Real, Eq, F, Clustered, false>(steps);
+  return kernel_3d_of<R, Real, Eq, F, Clustered, true>(steps);
+}
+// (Clusters of several blocks only where the build has their kernels.)
 template <int R, class Real, class Eq, Form F>
 Kernel3D<R, Real, Eq> kernel_3d(int steps, bool clustered, bool events) {
-  if constexpr (events_apart<F>)
-    if (!events)
-      return clustered ? kernel_3d_of<R, Real, Eq, F, true, false>(steps)
-                       : kernel_3d_of<R, Real, Eq, F, false, false>(steps);
-  return clustered ? kernel_3d_of<R, Real, Eq, F, true, true>(steps) : kernel_3d_of<R, Real, Eq, F, false, true>(steps);
+  if constexpr (build::cluster_3d_dsmem)
+    if (clustered) return kernel_3d_clustered<R, Real, Eq, F, true>(steps, events);
+  return kernel_3d_clustered<R, Real, Eq, F, false>(steps, events);
 }
 // A form's kernels of one radius, precision, equation, clustering and
 // Events: declared (`which`: extern) in the unit of the kernel objects,

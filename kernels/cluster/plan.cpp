@@ -136,10 +136,34 @@ int threads_3d(const ClusterPlan& p, int radius, int pack) {
 }
 }  // namespace
 
+std::string unbuilt_plan(const ClusterPlan& plan, int dims, int radius) {
+  if (dims != 3 || plan.baseline()) return "";
+  const std::string left_out = " (left out of the default build: docs/performance.md, \"What the build leaves out\")";
+  if (plan.deep)
+    return build::cluster_3d_deep
+               ? ""
+               : "this build has no deep plans' kernels: configure with -DHEATWAVE_CLUSTER_3D_DEEP=ON" + left_out;
+  if (plan.blocks() > 1 && !build::cluster_3d_dsmem)
+    return "this build has no 3D kernels for clusters of several blocks: configure with "
+           "-DHEATWAVE_CLUSTER_3D_DSMEM=ON" + left_out;
+  if (radius > max_radius_3d)
+    return "this build has no 3D cluster kernels past radius " + std::to_string(max_radius_3d) +
+           " (the one-step kernel runs these cases): configure with -DHEATWAVE_CLUSTER_3D_HIGH_RADIUS=ON" + left_out;
+  return "";
+}
+
+std::string unbuilt_case(const Problem& problem) {
+  if (problem.dims != 3 || problem.radius <= max_radius_3d || build::cluster_3d_deep) return "";
+  ClusterPlan pipeline;  // any plan of the pipeline
+  pipeline.tile_x = pipeline.tile_y = 2 * problem.radius, pipeline.tile_z = 1;
+  return unbuilt_plan(pipeline, 3, problem.radius);
+}
+
 ClusterPlan default_cluster_plan(const Problem& problem) {
   if (const char* env = std::getenv("HEATWAVE_CLUSTER_PLAN")) return ClusterPlan::parse(env);
   const int R = problem.radius;
   const bool f64 = problem.precision == Precision::float64;
+  if (problem.dims == 3 && R > max_radius_3d) return ClusterPlan::baseline_plan();  // no kernels built
   if (problem.dims == 3) {
     // H100, 512^3 (docs/performance.md): 250-400 threads a block, two an SM.
     const bool two_levels = problem.levels() == 2;
@@ -252,12 +276,16 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
   const int R = problem.radius;
   const bool f64 = problem.precision == Precision::float64;
   const int k = R == 1 ? 8 : 4;
-  std::vector<ClusterPlan> out{default_cluster_plan(problem)};
+  std::vector<ClusterPlan> out;
+  if (!unbuilt_case(problem).empty()) return out;
+  // Plans whose kernels this build has (unbuilt_plan), each once.
   auto add = [&](const ClusterPlan& p) {
+    if (p.baseline() || !unbuilt_plan(p, problem.dims, R).empty()) return;
     for (const auto& q : out)
       if (q == p) return;
     out.push_back(p);
   };
+  add(default_cluster_plan(problem));
   if (problem.dims == 3) {
     const int pack = f64 ? 2 : 4;
     std::vector<std::pair<int, int>> tiles{{32, 32}, {32, 24}, {24, 24}, {56, 24}, {16, 32}, {64, 16}};
@@ -268,14 +296,16 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
         const ClusterPlan p = plan_3d(tx, ty, 64, k);
         if (threads_3d(p, R, pack) <= 512) add(p);
       }
-    const ClusterPlan d = out.front();
-    add(plan_3d(d.tile_x, d.tile_y, 128, d.k));
-    add(plan_3d(d.tile_x, d.tile_y, 32, d.k));
-    // Clusters over x-y: the peers' plane edges through DSMEM instead of the redundant halo.
-    for (auto [cx, cy] : {std::pair{2, 1}, {1, 2}, {2, 2}}) {
-      ClusterPlan c = d;
-      c.cluster_x = cx, c.cluster_y = cy;
-      add(c);
+    if (!out.empty()) {  // around the built-in plan
+      const ClusterPlan d = out.front();
+      add(plan_3d(d.tile_x, d.tile_y, 128, d.k));
+      add(plan_3d(d.tile_x, d.tile_y, 32, d.k));
+      // Clusters over x-y: the peers' plane edges through DSMEM instead of the redundant halo.
+      for (auto [cx, cy] : {std::pair{2, 1}, {1, 2}, {2, 2}}) {
+        ClusterPlan c = d;
+        c.cluster_x = cx, c.cluster_y = cy;
+        add(c);
+      }
     }
     // The deep family at its best tile (H100, heat fp32 512^3, 64x32: k 5
     // 302 Gcells/s, k 4 272, k 6 275, against the pipeline's 372; fp64 32x32

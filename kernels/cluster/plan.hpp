@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "solver/problem.hpp"
+#include "build_info.hpp"
 #include "core/run_settings.hpp"
+#include "solver/problem.hpp"
 
 namespace heatwave::cuda {
 
@@ -59,8 +60,20 @@ struct ClusterPlan {
 int shared_halo_left(int halo, int pack);
 int shared_width(int halo, int tile_x, int pack);
 
+// The largest radius this build has 3D pipeline kernels for
+// (HEATWAVE_CLUSTER_3D_HIGH_RADIUS adds 3 and 4).
+inline constexpr int max_radius_3d = build::cluster_3d_max_radius;
+// Why this build has no kernels for `plan` in `dims` dimensions at `radius`,
+// naming the CMake option that builds them, or "" where it has them (the
+// families left out by default: docs/performance.md, "What the build leaves out").
+std::string unbuilt_plan(const ClusterPlan& plan, int dims, int radius);
+// Why this build has no cluster kernels at all for the problem's case (3D
+// past radius 2 without the options), or "".
+std::string unbuilt_case(const Problem& problem);
+
 // The built-in plan for a case (the fastest of the H100 sweeps in
-// docs/performance.md); HEATWAVE_CLUSTER_PLAN overrides it, for experiments.
+// docs/performance.md; the baseline where this build has no cluster kernels
+// for it); HEATWAVE_CLUSTER_PLAN overrides it, for experiments.
 ClusterPlan default_cluster_plan(const Problem& problem);
 // A 2D case's columns plan (the config's `mode: columns` starts from it):
 // 256 threads, segments by the GPU, the most levels compiled (heat r 1: 8).
@@ -153,7 +166,8 @@ using ColumnsEventRows = std::function<void(int strip, int from, int to, int& lo
 // where event_rows is empty) `event_cost` times over.
 int columns_segments(const ColumnsLaunch& launch, double event_cost, const ColumnsEventRows& event_rows);
 
-// Plans the autotune times for a case: a short list around the built-in one.
+// Plans the autotune times for a case: a short list around the built-in one,
+// of the kernels this build has (none: the one-step kernel runs the case).
 std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem);
 
 // Why the cluster kernels cannot run a problem's media and sources (the

@@ -234,6 +234,7 @@ void check_recorded(const char* eq, int radius, const std::string& grid, const c
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
   const std::string what = fmt::format("{} {}D {} r{} {} plan {} every {} level {}", eq, D, precision, radius, grid,
                                        override_plan.text(), every, int(level));
+  if (!test::plan_built(override_plan.fields, D, radius, what)) return;
   const Problem p = test::gpu_case(eq, D, precision, radius, boundary, grid, "{type: constant, value: 0}", extra);
   Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
   const LocalDomain<D> domain = decomposition.template local_domain<D>();

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "build_info.hpp"
 #include "cluster_support.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/device.hpp"
@@ -114,6 +115,7 @@ TEST(GpuCluster, DeepPipelines3D) {
 // with last tiles partial (more than r wide), one tile a side in fp32 at
 // r 1-2 (its own periodic neighbour), k = 1 (no exchange) and remainders of 1..4 steps.
 TEST(GpuCluster, DeepFamily3D) {
+  if (!build::cluster_3d_deep) GTEST_SKIP() << "this build leaves the deep family out (HEATWAVE_CLUSTER_3D_DEEP)";
   for (const char* eq : {"heat", "wave", "damped_wave"})
     for (int r : radii)
       for (const char* plan : {"deep,16,8,3", "deep,8,6,5", "deep,16,8,6", "deep,32,16,1", "deep,40,30,2"}) {
@@ -231,7 +233,15 @@ void expect_fallback(const char* plan, int radius, const char* grid, const char*
 }
 
 TEST(GpuCluster, FallsBackWithAReason) {
-  expect_fallback<3, float>("4,4,16,16,16,2,1", 1, "[19, 13, 11]", "3D clusters are up to 8 blocks");
+  // Plans of the 3D families the default build leaves out name the option that builds them.
+  if (!build::cluster_3d_dsmem)
+    expect_fallback<3, float>("2,1,16,16,16,2,1", 1, "[19, 13, 11]", "-DHEATWAVE_CLUSTER_3D_DSMEM=ON");
+  if (!build::cluster_3d_high_radius)
+    expect_fallback<3, float>("1,1,16,16,16,2,1", 3, "[19, 13, 11]", "-DHEATWAVE_CLUSTER_3D_HIGH_RADIUS=ON");
+  if (!build::cluster_3d_deep)
+    expect_fallback<3, float>("deep,16,8,3", 1, "[19, 13, 11]", "-DHEATWAVE_CLUSTER_3D_DEEP=ON");
+  if (build::cluster_3d_dsmem)
+    expect_fallback<3, float>("4,4,16,16,16,2,1", 1, "[19, 13, 11]", "3D clusters are up to 8 blocks");
   expect_fallback<3, float>("1,1,16,16,16,4,1", 2, "[19, 13, 11]",
                             "k from 1 to 3 for radius 2");                                // windows in registers
   expect_fallback<2, float>("1,2,3,8,0,2,1", 2, "[37, 29]", "invalid cluster plan");      // a tile narrower than 2r
@@ -240,11 +250,14 @@ TEST(GpuCluster, FallsBackWithAReason) {
   expect_fallback<2, float>("resident,24,12,2", 1, "[25, 29]",
                             "tiles (and the last, partial ones) wider than r");  // 25 = 24 + 1
   // Radius 3 and 4: two levels at most in 3D (plan.hpp: max_levels_3d).
-  expect_fallback<3, double>("2,1,8,8,8,3,1", 4, "[19, 13, 11]", "k from 1 to 2 for radius 4");
+  if (build::cluster_3d_high_radius)
+    expect_fallback<3, double>("1,1,8,8,8,3,1", 4, "[19, 13, 11]", "k from 1 to 2 for radius 4");
   // Deep plans: their k, tiles whose last is at most r wide, the cases they do not take.
-  expect_fallback<3, float>("deep,16,8,13", 1, "[19, 13, 11]", "k from 1 to 12");
-  expect_fallback<3, float>("deep,16,8,2", 1, "[17, 16, 11]", "leaves a last tile of 1 points along x");
-  expect_fallback<3, double>("deep,64,64,2", 1, "[19, 13, 11]", "threads a block (at most 512)");
+  if (build::cluster_3d_deep) {
+    expect_fallback<3, float>("deep,16,8,13", 1, "[19, 13, 11]", "k from 1 to 12");
+    expect_fallback<3, float>("deep,16,8,2", 1, "[17, 16, 11]", "leaves a last tile of 1 points along x");
+    expect_fallback<3, double>("deep,64,64,2", 1, "[19, 13, 11]", "threads a block (at most 512)");
+  }
   // Columns plans: their k, threads and the halo they keep.
   expect_fallback<2, float>("columns,256,0,13", 1, "[37, 29]", "k from 1 to 12 for radius 1");
   expect_fallback<2, double>("columns,48,0,2", 1, "[37, 29]", "threads a multiple of 32");

@@ -306,7 +306,7 @@ TEST(UnitConfig, ClusterPlanCandidates) {
           }
         }
         EXPECT_EQ(resident, dims == 2);
-        EXPECT_EQ(deep, dims == 3);
+        EXPECT_EQ(deep, dims == 3 && build::cluster_3d_deep);
         EXPECT_EQ(columns, dims == 2);
       }
 }
@@ -459,16 +459,81 @@ TEST(UnitConfig, ResidentClusterPlan) {
   expect_error(three_d + "cluster: {mode: resident}\n", ExitCode::invalid_value, {"'cluster.mode'", "2D only"});
   expect_error(three_d + "cluster: {shape: [4, 4]}\n", ExitCode::invalid_value,
                {"'cluster.shape'", "at most 8 blocks"});
-  EXPECT_EQ(load_config_text(three_d + "cluster: {shape: [2, 4]}\n", "case.yaml").run.cluster.shape[0], 2);
+  if (build::cluster_3d_dsmem)
+    EXPECT_EQ(load_config_text(three_d + "cluster: {shape: [2, 4]}\n", "case.yaml").run.cluster.shape[0], 2);
 }
 
-// A deep plan (3D): the config asks for it, and its text, fields and parse agree.
+// The 3D families the default build leaves out (HEATWAVE_CLUSTER_3D_DSMEM,
+// _HIGH_RADIUS, _DEEP): without them a config that forces one of their
+// plans is refused naming the option (exit 7), the autotune is offered none
+// of them, and a 3D case past radius 2 runs the one-step kernel (no
+// candidates, the baseline built in); with them, all of it is there.
+TEST(UnitConfig, LeftOutClusterFamilies) {
+  const std::string three_d =
+      "equation: wave\ngrid: {points: [64, 64, 64]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
+  const std::string radius_3 = three_d + "stencil: {radius: 3}\n";
+  auto loads_or_names = [](bool built, const std::string& yaml, const char* key, const char* option) {
+    if (built)
+      EXPECT_NO_THROW(load_config_text(yaml, "case.yaml")) << yaml;
+    else
+      expect_error(yaml, ExitCode::invalid_value, {key, option, "which this build leaves out"});
+  };
+  loads_or_names(build::cluster_3d_deep, three_d + "cluster: {mode: deep, tile: [64, 32], k: 6}\n", "'cluster.mode'",
+                 "-DHEATWAVE_CLUSTER_3D_DEEP=ON");
+  loads_or_names(build::cluster_3d_dsmem, three_d + "cluster: {shape: [2, 1]}\n", "'cluster.shape'",
+                 "-DHEATWAVE_CLUSTER_3D_DSMEM=ON");
+  loads_or_names(build::cluster_3d_high_radius, radius_3 + "cluster: {tile: [32, 16, 64], k: 2}\n", "'cluster.tile'",
+                 "-DHEATWAVE_CLUSTER_3D_HIGH_RADIUS=ON");
+  loads_or_names(build::cluster_3d_high_radius, radius_3 + "cluster: {k: 1}\n", "'cluster.k'",
+                 "-DHEATWAVE_CLUSTER_3D_HIGH_RADIUS=ON");
+  EXPECT_NO_THROW(load_config_text(radius_3 + "cluster: {autotune: false}\n", "case.yaml"));  // nothing forced
+  EXPECT_NO_THROW(load_config_text(three_d + "cluster: {shape: [1, 1], k: 3}\n", "case.yaml"));
+
+  // The plans: each family's refusal names its option, or is "" where built.
+  auto names = [](bool built, const std::string& why, const char* option) {
+    if (built)
+      EXPECT_EQ(why, "");
+    else
+      EXPECT_NE(why.find(option), std::string::npos) << why;
+  };
+  names(build::cluster_3d_deep, cuda::unbuilt_plan(cuda::ClusterPlan::parse("deep,64,32,5"), 3, 1),
+        "-DHEATWAVE_CLUSTER_3D_DEEP=ON");
+  names(build::cluster_3d_dsmem, cuda::unbuilt_plan(cuda::ClusterPlan::parse("2,1,32,32,64,4,1"), 3, 1),
+        "-DHEATWAVE_CLUSTER_3D_DSMEM=ON");
+  names(build::cluster_3d_high_radius, cuda::unbuilt_plan(cuda::ClusterPlan::parse("1,1,32,24,64,2,1"), 3, 3),
+        "-DHEATWAVE_CLUSTER_3D_HIGH_RADIUS=ON");
+  EXPECT_EQ(cuda::unbuilt_plan(cuda::ClusterPlan::parse("1,1,32,24,64,2,1"), 3, 2), "");
+  EXPECT_EQ(cuda::unbuilt_plan(cuda::ClusterPlan::parse("2,128,56,0,8,8,8"), 2, 4), "");  // 2D: all built
+
+  // The autotune's candidates: only plans this build has.
+  for (int radius : {1, 2, 3, 4}) {
+    const Problem p = Problem::from(load_config_text(three_d + "stencil: {radius: " + std::to_string(radius) + "}\n",
+                                                     "case.yaml"));
+    const auto plans = cuda::cluster_plan_candidates(p);
+    for (const auto& plan : plans) {
+      EXPECT_EQ(cuda::unbuilt_plan(plan, 3, radius), "") << plan.fields();
+      EXPECT_TRUE(build::cluster_3d_dsmem || plan.blocks() == 1) << plan.fields();
+      EXPECT_TRUE(build::cluster_3d_deep || !plan.deep) << plan.fields();
+    }
+    const bool pipeline = radius <= build::cluster_3d_max_radius;
+    EXPECT_EQ(cuda::default_cluster_plan(p).baseline(), !pipeline) << radius;
+    EXPECT_EQ(plans.empty(), !pipeline && !build::cluster_3d_deep) << radius;
+  }
+}
+
+// A deep plan (3D): the config asks for it (in a build with the deep
+// family: LeftOutClusterFamilies checks the refusal without), and its text,
+// fields and parse agree.
 TEST(UnitConfig, DeepClusterPlan) {
   const std::string three_d =
       "equation: heat\ngrid: {points: [16, 16, 16]}\ntime: {dt: auto, steps: 1}\ninitial: {type: random}\n";
-  const Config c = load_config_text(three_d + "cluster: {mode: deep, tile: [64, 32], k: 6}\n", "case.yaml");
-  EXPECT_EQ(c.run.cluster.mode, "deep");
-  EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  Config c = load_config_text(three_d, "case.yaml");
+  c.run.cluster.mode = "deep", c.run.cluster.tile = {64, 32, 0}, c.run.cluster.k = 6;
+  if (build::cluster_3d_deep) {
+    c = load_config_text(three_d + "cluster: {mode: deep, tile: [64, 32], k: 6}\n", "case.yaml");
+    EXPECT_EQ(c.run.cluster.mode, "deep");
+    EXPECT_EQ(to_yaml(load_config_text(to_yaml(c), "resolved.yaml")), to_yaml(c));
+  }
   const cuda::ClusterPlan p = cuda::with_overrides(cuda::default_cluster_plan(Problem::from(c)), c.run.cluster);
   EXPECT_TRUE(p.deep);
   EXPECT_FALSE(p.resident);
