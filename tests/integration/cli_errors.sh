@@ -85,6 +85,21 @@ expect 7 "${wave/boundary: dirichlet/boundary: {x_low: {type: absorbing, value: 
   "'boundary.x_low.value' = 1 has no meaning on an absorbing face"
 if [[ -e bad-receivers.h5 ]]; then echo "FAIL: a refused receivers config wrote its file"; failures=$((failures + 1)); else
   passed=$((passed + 1)); fi
+# 7: a cluster plan of a 3D family the build leaves out (heatwave info lists those built)
+three_d='equation: heat
+grid: {points: [32, 24, 16]}
+time: {dt: auto, steps: 4}
+initial: {type: random}'
+built=$(timeout 60 "$heatwave" info 2>/dev/null | grep "^cluster kernels:")
+if [[ $built != *"3D deep"* ]]; then
+  expect 7 "$three_d
+cluster: {mode: deep, tile: [64, 32], k: 5}" "'cluster.mode' = deep needs the deep family's kernels, which this build leaves out" \
+    "configure with -DHEATWAVE_CLUSTER_3D_DEEP=ON"
+fi
+if [[ $built != *"3D DSMEM clusters"* ]]; then
+  expect 7 "$three_d
+cluster: {shape: [2, 2]}" "'cluster.shape'" "configure with -DHEATWAVE_CLUSTER_3D_DSMEM=ON"
+fi
 # 2: usage
 timeout 60 "$heatwave" run case.yaml --threads -3 >out.txt 2>&1
 code=$?
