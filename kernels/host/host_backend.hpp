@@ -10,6 +10,9 @@ namespace heatwave {
 
 template <int D, class Real>
 std::unique_ptr<Backend<D, Real>> make_host_backend(const Problem& problem, const LocalDomain<D>& domain);
+// The backend of one equation (host_backend_impl.hpp; a unit each).
+template <int D, class Real, class Eq>
+std::unique_ptr<Backend<D, Real>> make_host_backend_for(const Problem& problem, const LocalDomain<D>& domain);
 
 // OpenMP threads the host backend runs with (for logs and metrics).
 int host_threads();
