@@ -11,17 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/kinds.hpp"
+
 namespace heatwave {
-
-inline constexpr int max_dims = 3;
-inline constexpr const char* axis_names[max_dims] = {"x", "y", "z"};
-
-enum class Precision { float32, float64 };
-enum class BoundaryType { dirichlet, neumann, periodic };
-enum class InitialType { sine, cosine, gaussian, constant, linear, random, file };
-enum class MediumType { constant, file, layers };
-enum class SourceType { field, gaussian, point };
-enum class TimeFunctionType { constant, ricker, sine, gaussian };
 
 // The name of a kind in a name table, and the kind of a name (none when unknown).
 template <class Kind, std::size_t N>

@@ -3,7 +3,6 @@
 // [0, owned[a]) on each axis; the halo extends H points further on every side.
 #include <array>
 #include <cstddef>
-#include <vector>
 
 #include "core/hd.hpp"
 
@@ -25,28 +24,6 @@ struct Box {
   }
   HW_HD bool empty() const { return size() == 0; }
 };
-
-// The points of `outer` that are not in `inner` (a box inside `outer`), as at
-// most 2*D disjoint slabs; all of `outer` when `inner` is empty.
-template <int D>
-std::vector<Box<D>> box_difference(const Box<D>& outer, const Box<D>& inner) {
-  if (inner.empty()) return {outer};
-  std::vector<Box<D>> slabs;
-  Box<D> rest = outer;
-  for (int a = 0; a < D; ++a) {
-    if (inner.lo[a] > rest.lo[a]) {
-      Box<D> slab = rest;
-      slab.hi[a] = rest.lo[a] = inner.lo[a];
-      slabs.push_back(slab);
-    }
-    if (inner.hi[a] < rest.hi[a]) {
-      Box<D> slab = rest;
-      slab.lo[a] = rest.hi[a] = inner.hi[a];
-      slabs.push_back(slab);
-    }
-  }
-  return slabs;
-}
 
 // The n-th point of a box, x fastest.
 template <int D>

@@ -6,7 +6,7 @@
 
 #include "solver/box.hpp"
 #include "core/hd.hpp"
-#include "core/numerics.hpp"
+#include "core/kinds.hpp"
 
 namespace heatwave {
 

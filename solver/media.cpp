@@ -452,7 +452,7 @@ Media<D, Real, Eq> Media<D, Real, Eq>::make(const Problem& p, const LocalDomain<
   Media m;
   m.radius = p.radius;
   m.dt = p.dt;
-  m.uniform = Update::make(uniform_coefficients<Eq>(p), p.dt);
+  m.uniform = make_update<Eq, Real>(uniform_coefficients<Eq>(p), p.dt);
   const Box<D> storage = domain.layout.storage_box();
   for (int a = 0; a < D; ++a) m.lo[a] = storage.lo[a];
   const Coefficients uniform = uniform_coefficients<Eq>(p);

@@ -8,6 +8,7 @@
 #include "io/collective.hpp"
 #include "io/errors.hpp"
 #include "io/log.hpp"
+#include "solver/box_difference.hpp"
 #include "solver/diagnostics.hpp"
 #include "solver/run_report.hpp"
 

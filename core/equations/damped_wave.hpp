@@ -2,10 +2,9 @@
 // The damped wave equation, u_tt + gamma u_t = c^2 lap u: leapfrog with the
 // damping term centred in time, first step by Taylor expansion from u0 and v0.
 // gamma = 0 is the wave equation; the absorbing layers of a boundary grow
-// gamma towards the face.
+// gamma towards the face. Its host facts that take the Coefficients: damped_wave.cpp.
 #include <array>
 #include <cmath>
-#include <complex>
 
 #include "core/equations/wave.hpp"
 
@@ -63,10 +62,6 @@ struct DampedWave : Wave {
               static_cast<Real>(dt * dt) * inv,
               static_cast<Real>(0.5 * dt * dt)};
     }
-    static Update make(const Coefficients& k, double dt) {
-      const double values[2] = {k.get("c"), k.get("gamma")};
-      return at(values, dt);
-    }
     HW_HD Real step(Real u, Real u_prev, Real lap) const {
       return fused(lap_weight, lap, fused(two_u, u, -prev * u_prev));
     }
@@ -78,33 +73,13 @@ struct DampedWave : Wave {
   // as in Update): u^n = r^n (cos(n theta) + B sin(n theta)) with r = sqrt(b),
   // cos(theta) = (a + e S)/(2r), and B from the Taylor start (v0 = 0):
   // u^1 = 1 + (c*dt)^2 S/2. In complex arithmetic this holds overdamped too.
-  static double mode_factor(const Coefficients& k, double dt, double S, long n) {
-    using complex = std::complex<double>;
-    const double c = k.get("c"), d = 0.5 * k.get("gamma") * dt;
-    const double a = 2 / (1 + d), b = (1 - d) / (1 + d), e = c * c * dt * dt / (1 + d);
-    const complex r = std::sqrt(complex(b)), theta = std::acos((a + e * S) / (2.0 * r));
-    const complex B = ((1 + c * c * dt * dt * S / 2) / r - std::cos(theta)) / std::sin(theta);
-    const double m = static_cast<double>(n);
-    return (std::pow(r, m) * (std::cos(m * theta) + B * std::sin(m * theta))).real();
-  }
+  static double mode_factor(const Coefficients& k, double dt, double S, long n);
   // u0 = 0, a unit v0 mode: u^1 = (dt - gamma dt^2/2) v0 = dt (1-d) v0, and
   // u^n = u^1 r^(n-1) sin(n theta)/sin(theta) solves the recurrence (u^0 = 0).
-  static double velocity_mode_factor(const Coefficients& k, double dt, double S, long n) {
-    using complex = std::complex<double>;
-    const double c = k.get("c"), d = 0.5 * k.get("gamma") * dt;
-    const double a = 2 / (1 + d), b = (1 - d) / (1 + d), e = c * c * dt * dt / (1 + d);
-    const complex r = std::sqrt(complex(b)), theta = std::acos((a + e * S) / (2.0 * r));
-    const double m = static_cast<double>(n);
-    return (dt * (1 - d) * std::pow(r, m - 1) * std::sin(m * theta) / std::sin(theta)).real();
-  }
+  static double velocity_mode_factor(const Coefficients& k, double dt, double S, long n);
   // Continuous, with w^2 = -c^2 lambda - gamma^2/4 (w imaginary when
   // overdamped): exp(-gamma t/2) (cos(w t) + gamma/(2w) sin(w t)).
-  static double continuous_factor(const Coefficients& k, double lambda, double t) {
-    using complex = std::complex<double>;
-    const double c = k.get("c"), gamma = k.get("gamma");
-    const complex w = std::sqrt(complex(-c * c * lambda - gamma * gamma / 4));
-    return (std::exp(-gamma * t / 2) * (std::cos(w * t) + gamma / (2.0 * w) * std::sin(w * t))).real();
-  }
+  static double continuous_factor(const Coefficients& k, double lambda, double t);
 };
 
 }  // namespace heatwave

@@ -2,21 +2,19 @@
 // What every equation type (heat.hpp, wave.hpp, ...) is made of. An equation
 // type is a struct of static facts and functions, read at compile time by the
 // kernels (templated on it) and at run time through EquationInfo
-// (equations.hpp):
+// (equations.hpp). What takes the problem's Coefficients is host code, defined
+// in the equation's .cpp (heat.cpp, ...): the kernels include these headers.
 //   name, summary                    the config's `equation:` value, the math
 //   levels, level_names              field levels a step reads: u^n (1), or u^n and u^{n-1} (2);
 //                                    their checkpoint/output dataset names
 //   coefficients                     the config keys it takes (CoefficientSpec)
 //   stability_number/limit/rule      the von Neumann limit dt must respect
 //   Update<Real>                     the time update of one point from lap(u^n):
-//                                    step(u, u_prev, lap), start(u, v0, lap) (first step)
+//                                    step(u, u_prev, lap), start(u, v0, lap) (first step);
+//                                    at(values, dt) from the coefficients' values
+//                                    (make_update: from a problem's Coefficients)
 //   conserved, has_energy, energy_c2 what its diagnostics watch
 //   mode_factor, continuous_factor   the exact amplitude of a Laplacian eigenmode
-#include <map>
-#include <stdexcept>
-#include <string>
-#include <string_view>
-
 #include "core/hd.hpp"
 
 namespace heatwave {
@@ -29,20 +27,10 @@ struct CoefficientSpec {
   const char* meaning;
 };
 
-// The coefficients of a problem by name, as the config gives them.
-class Coefficients {
- public:
-  void set(const std::string& key, double value) { values_[key] = value; }
-  double get(std::string_view key) const {
-    const auto it = values_.find(key);
-    if (it == values_.end()) throw std::logic_error("no coefficient '" + std::string(key) + "' in this problem");
-    return it->second;
-  }
-  bool has(std::string_view key) const { return values_.find(key) != values_.end(); }
-
- private:
-  std::map<std::string, double, std::less<>> values_;
-};
+// The coefficients of a problem by name (core/equations/coefficients.hpp):
+// what the host facts take. An equation's header declares them and its .cpp
+// defines them, so that device code sees the type without host-only headers.
+class Coefficients;
 
 // What the diagnostics watch: the trapezoid mean (heat, with periodic or
 // zero-flux faces), the discrete energy (wave), or an energy that may only

@@ -12,9 +12,8 @@
 #include <tuple>
 
 #include "core/dispatch.hpp"
-#include "core/equations/damped_wave.hpp"
-#include "core/equations/heat.hpp"
-#include "core/equations/wave.hpp"
+#include "core/equations/coefficients.hpp"
+#include "core/equations/types.hpp"
 
 namespace heatwave {
 

@@ -1,5 +1,6 @@
 #pragma once
-// The heat equation, u_t = alpha lap u, forward Euler in time (FTCS).
+// The heat equation, u_t = alpha lap u, forward Euler in time (FTCS); its
+// host facts that take the Coefficients in heat.cpp.
 #include <array>
 #include <cmath>
 
@@ -22,9 +23,7 @@ struct Heat {
 
   // Von Neumann, highest grid mode (core/central_difference.hpp):
   // alpha*dt*sum(1/h^2) <= 2 / highest_mode(radius).
-  static double stability_number(const Coefficients& k, double dt, double inverse_h2) {
-    return k.get("alpha") * dt * inverse_h2;
-  }
+  static double stability_number(const Coefficients& k, double dt, double inverse_h2);
   static double stability_limit(int radius) { return diffusion_limit(radius); }
   static const char* stability_rule(int radius) {
     constexpr const char* rules[max_radius] = {"alpha*dt*sum(1/h^2) <= 1/2", "alpha*dt*sum(1/h^2) <= 3/8",
@@ -42,10 +41,6 @@ struct Heat {
       return {static_cast<Real>(k[0] * dt), static_cast<Real>(dt)};
     }
     HW_HD static Update at_point(const double* k, double dt) { return at(k, dt); }  // the same at a point of a medium
-    static Update make(const Coefficients& k, double dt) {
-      const double alpha = k.get("alpha");
-      return at(&alpha, dt);
-    }
     HW_HD Real step(Real u, Real /*u_prev*/, Real lap) const { return fused(alpha_dt, lap, u); }
     HW_HD Real start(Real u, Real u_prev, Real lap) const { return step(u, u_prev, lap); }
     HW_HD Real force(Real next, Real q, bool /*start*/) const { return fused(dt, q, next); }
@@ -53,12 +48,8 @@ struct Heat {
 
   // A mode with discrete eigenvalue S is multiplied by g = 1 + alpha*dt*S a step;
   // the continuous one (eigenvalue lambda) by exp(alpha*lambda*t).
-  static double mode_factor(const Coefficients& k, double dt, double S, long n) {
-    return std::pow(1 + k.get("alpha") * dt * S, static_cast<double>(n));
-  }
-  static double continuous_factor(const Coefficients& k, double lambda, double t) {
-    return std::exp(k.get("alpha") * lambda * t);
-  }
+  static double mode_factor(const Coefficients& k, double dt, double S, long n);
+  static double continuous_factor(const Coefficients& k, double lambda, double t);
   static double energy_c2(const Coefficients&) { return 0; }
 };
 

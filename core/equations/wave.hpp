@@ -1,6 +1,6 @@
 #pragma once
 // The wave equation, u_tt = c^2 lap u: leapfrog in time, first step by Taylor
-// expansion from u0 and v0.
+// expansion from u0 and v0; its host facts that take the Coefficients in wave.cpp.
 #include <array>
 #include <cmath>
 
@@ -31,9 +31,7 @@ struct Wave {
 
   // Von Neumann, highest grid mode (core/central_difference.hpp):
   // c*dt*sqrt(sum(1/h^2)) <= 2 / sqrt(highest_mode(radius)).
-  static double stability_number(const Coefficients& k, double dt, double inverse_h2) {
-    return k.get("c") * dt * std::sqrt(inverse_h2);
-  }
+  static double stability_number(const Coefficients& k, double dt, double inverse_h2);
   static double stability_limit(int radius) { return leapfrog_limit(radius); }
   static const char* stability_rule(int radius) {
     constexpr const char* rules[max_radius] = {"c*dt*sqrt(sum(1/h^2)) <= 1", "c*dt*sqrt(sum(1/h^2)) <= sqrt(3)/2",
@@ -56,10 +54,6 @@ struct Wave {
               static_cast<Real>(0.5 * dt * dt)};
     }
     HW_HD static Update at_point(const double* k, double dt) { return at(k, dt); }  // the same at a point of a medium
-    static Update make(const Coefficients& k, double dt) {
-      const double c = k.get("c");
-      return at(&c, dt);
-    }
     HW_HD Real step(Real u, Real u_prev, Real lap) const { return fused(c2dt2, lap, Real(2) * u - u_prev); }
     HW_HD Real start(Real u, Real v0, Real lap) const { return fused(half_c2dt2, lap, fused(dt, v0, u)); }
     HW_HD Real force(Real next, Real s, bool start) const { return fused(start ? half_dt2 : dt2, s, next); }
@@ -68,20 +62,12 @@ struct Wave {
   // With v0 = 0 a mode of eigenvalue S goes as cos(n*theta), cos(theta) =
   // 1 + (c*dt)^2*S/2 (the Taylor start gives cos(theta) exactly); the
   // continuous one as cos(c*sqrt(-lambda)*t).
-  static double mode_factor(const Coefficients& k, double dt, double S, long n) {
-    const double c = k.get("c");
-    return std::cos(static_cast<double>(n) * std::acos(1 + c * c * dt * dt * S / 2));
-  }
+  static double mode_factor(const Coefficients& k, double dt, double S, long n);
   // u^n of the mode for u0 = 0 and a unit v0 mode: u^1 = dt v0 starts the same recurrence.
-  static double velocity_mode_factor(const Coefficients& k, double dt, double S, long n) {
-    const double c = k.get("c"), theta = std::acos(1 + c * c * dt * dt * S / 2);
-    return dt * std::sin(static_cast<double>(n) * theta) / std::sin(theta);
-  }
-  static double continuous_factor(const Coefficients& k, double lambda, double t) {
-    return std::cos(k.get("c") * std::sqrt(-lambda) * t);
-  }
+  static double velocity_mode_factor(const Coefficients& k, double dt, double S, long n);
+  static double continuous_factor(const Coefficients& k, double lambda, double t);
   // E = 1/2 ||(u^n - u^{n-1})/dt||^2 - c^2/2 <u^{n-1}, L u^n>: the weight of the second term.
-  static double energy_c2(const Coefficients& k) { return k.get("c") * k.get("c"); }
+  static double energy_c2(const Coefficients& k);
 };
 
 }  // namespace heatwave

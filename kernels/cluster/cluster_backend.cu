@@ -17,6 +17,7 @@
 #include "kernels/cluster/kernel.cuh"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/gpu_backend.cuh"
+#include "solver/box_difference.hpp"
 
 namespace heatwave::cuda {
 

@@ -12,7 +12,7 @@ namespace heatwave::cuda {
 template <int D>
 using SampleSource = std::function<SampleRequest<D>()>;
 
-// Temporal blocking over thread-block clusters (kernel_2d.cuh, kernel_3d.cuh)
+// Temporal blocking over thread-block clusters (kernel_2d_object.cuh, kernel_3d_object.cuh)
 // with the plan from HEATWAVE_CLUSTER_PLAN, the config's `cluster:`
 // overrides, the plan cache, or a short autotune (then cached), in that order.
 // The autotune times each plan recording `samples()`, the receivers the run

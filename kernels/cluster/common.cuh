@@ -1,28 +1,19 @@
 #pragma once
 // What the 2D and 3D cluster kernels share on the device: wrapped
-// coordinates, cp.async copies, a level or plane in shared memory and its
-// ghosts, sources, receivers and the flux form. The host side of a kernel
-// object is kernel_object.cuh.
-#include <cooperative_groups.h>
-
-#include <algorithm>
+// coordinates, cp.async copies, the thread-block cluster, a level or plane in
+// shared memory and its ghosts, sources, receivers and the flux form. Device
+// code: no host-only header (the host side of a kernel object is
+// kernel_object.cuh).
 #include <climits>
-#include <memory>
-#include <string>
-#include <tuple>
-#include <vector>
+#include <utility>
 
-#include "core/dispatch.hpp"
-#include "kernels/cluster/kernel.cuh"
-#include "kernels/cluster/source_boxes.hpp"
-#include "kernels/cuda/check.hpp"
+#include "kernels/cluster/geometry.cuh"
+#include "kernels/cluster/source_box.hpp"
 #include "kernels/cuda/pack.cuh"
-#include "solver/media.hpp"
+#include "solver/media_views.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatwave::cuda {
-
-namespace cg = cooperative_groups;
 
 inline constexpr int unbounded = INT_MAX / 4;  // the core of a periodic axis: every index
 
@@ -69,6 +60,21 @@ __device__ __forceinline__ bool source_coordinate(const ClusterAxis& a, int c, i
   g = c;
   return a.holds_data(c);
 }
+
+// The thread-block cluster as the kernels use it: what cooperative_groups'
+// cluster_group calls (sm_90's builtins), without that header, which costs
+// nvcc 3 s a unit (docs/performance.md, "What a unit costs").
+struct Cluster {
+  __device__ static void sync() {
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+  }
+  __device__ static unsigned block_rank() { return __clusterRelativeBlockRank(); }
+  template <class T>
+  __device__ static T* map_shared_rank(T* address, int rank) {
+    return static_cast<T*>(__cluster_map_shared_rank(address, rank));
+  }
+};
 
 // A global -> shared copy that does not hold the thread (cp.async): a block
 // issues its whole tile's loads at once instead of waiting on each in turn.
@@ -168,8 +174,6 @@ __device__ __forceinline__ unsigned opaque(unsigned v) {
 }
 __device__ __forceinline__ int opaque(int v) { return static_cast<int>(opaque(static_cast<unsigned>(v))); }
 
-inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
-
 // ------------------------------------------------ sources in the pipeline ---
 //
 // A launch adds each source at every level it produces, as the host adds it
@@ -183,7 +187,7 @@ inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 // a few numbers an axis however many points a box holds (SourceBox, made
 // on the host: source_boxes.hpp). A thread with a box over its pack
 // (source_lanes) takes the kernels' general path and finds them again
-// there; the others keep one flag (kernel_2d.cuh, kernel_3d.cuh).
+// there; the others keep one flag (kernel_2d.cuh, kernel_3d_pipeline.cuh).
 
 template <class Real>
 struct ClusterSources {

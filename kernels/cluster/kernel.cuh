@@ -1,8 +1,9 @@
 #pragma once
-// The cuda-cluster kernels (kernel_2d.cuh, kernel_3d.cuh) as the cluster backend
-// sees them: the geometry every launch shares, and one object per case that
-// has checked its plan fits the device and launches `steps` time steps at a
-// time, out of place. CUDA-only: include from .cu files.
+// The cuda-cluster kernels as the cluster backend sees them: one object per
+// case that has checked its plan fits the device and launches `steps` time
+// steps at a time, out of place (the families' objects: kernel_*_object.cuh;
+// the geometry every launch shares: geometry.cuh). Host code, CUDA runtime:
+// include from .cu files.
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -10,48 +11,13 @@
 #include <vector>
 
 #include "core/equations/equations.hpp"
+#include "kernels/cluster/geometry.cuh"
 #include "kernels/cluster/plan.hpp"
 #include "solver/domain.hpp"
 #include "solver/media.hpp"
 #include "solver/problem.hpp"
 
 namespace heatwave::cuda {
-
-// One axis of the rank's box as the kernels see it (local coordinates).
-struct ClusterAxis {
-  int n = 1;                           // owned points
-  bool periodic = false;               // one rank spans the axis: loads wrap around
-  int load_lo = 0, load_hi = 0;        // points that hold data: r ghosts past a physical face, H past an exchanged one
-  int core_lo = 0, core_hi = 0;        // points that are not ghosts (owned, plus the halo of an exchanged face)
-  int upd_lo = 0, upd_hi = 0;          // points the stencil updates: core less Dirichlet face points
-  bool exchanged[2] = {false, false};  // the halo past this side comes from a neighbour rank
-  bool ghosts[2] = {false, false};     // a physical face whose r ghost layers the kernel fills
-  FaceRule face[2];
-  int out_lo = 0, out_hi = 0;  // points a launch writes back: its window (ClusterKernel::launch)
-
-  // The face's boundary point, and whether point c is a Dirichlet face point of
-  // this rank (every level holds g there): FaceRule::fixed_point on the axis'
-  // int extent (the kernels index in 32 bits; FaceRule's long compares cost
-  // 4% in 2D on the H100).
-  __host__ __device__ int face_point(int side) const { return side == 0 ? 0 : n - 1; }
-  // Whether point c, as it is (not wrapped), is one that holds data.
-  __host__ __device__ bool holds_data(int c) const { return c >= load_lo && c < load_hi; }
-  __host__ __device__ bool fixed(int side, int c) const {
-    return ghosts[side] && face[side].type == BoundaryType::dirichlet && c == face_point(side);
-  }
-};
-
-template <int D>
-struct ClusterGeometry {
-  ClusterAxis axis[D];
-  long lead = 0, halo = 0;  // global addressing: Layout::offset
-  long stride[D] = {};
-  ClusterPlan plan;
-  int halo_left = 0;         // shared column 0 is this far left of the tile (k*r rounded up to packs)
-  int width = 0, rows = 0;   // shared-memory extents of a level (a plane in 3D)
-  int plane = 0;             // shared-memory stride from one level (3D: plane) to the next
-  int thread_rows_log2 = 0;  // log2 plan.threads_y: strips of rows per thread by shifts
-};
 
 // What a case's media and sources give the cluster kernels: device memory
 // that the cuda backend's step kernel owns (solver/media.hpp's forms, one
@@ -69,29 +35,6 @@ struct ClusterMedia {
   std::vector<SourceTerm<D, Real>> sources;
   std::vector<TimeFunction> source_times;
   bool listed = true;
-};
-
-// Receivers recorded as the levels are made (kernels/cluster/common.cuh):
-// the backend's points, sorted (3D: by y, then x; 2D: by x), and where a
-// launch writes their values.
-struct SamplePoint {
-  int i[3] = {0, 0, 0};  // local coordinates of an owned point
-  int slot = 0;          // its place in the backend's list: its column of the sample rows
-};
-template <class Real>
-struct ClusterSamples {
-  const SamplePoint* points = nullptr;
-  int count = 0;
-  Real* rows = nullptr;   // the launch's first sample row, [row][slot]
-  int first = 0;          // the launch's first sampled step (1..steps), 0: none
-  int every = 1;
-  bool previous = false;  // the level before the step's (u^{n-1}) rather than u^n
-  // Whether the launch's step m (from 1) is sampled, and its row.
-  __device__ bool sampled(int m, int& row) const {
-    if (first == 0 || m < first || (m - first) % every != 0) return false;
-    row = (m - first) / every;
-    return true;
-  }
 };
 
 // The kernels of one case (equation, radius and step counts fixed at compile
@@ -114,17 +57,18 @@ class ClusterKernel {
 
   // The steps of the next launch, `left` to go in a chunk: up to the plan's
   // k (a resident plan: all), or fewer where a family compiles only some.
-  virtual int launch_steps(int left) const { return geo_.plan.resident ? left : std::min(left, geo_.plan.k); }
+  virtual int launch_steps(int left) const { return plan_.resident ? left : std::min(left, plan_.k); }
 
   // Whether launches record receivers (ClusterSamples); where not, the
   // backend has them sampled between chunks.
   virtual bool records_samples() const { return true; }
 
-  const ClusterPlan& plan() const { return geo_.plan; }
+  const ClusterPlan& plan() const { return plan_; }
   int active_clusters() const { return active_clusters_; }
   std::size_t shared_bytes() const { return shared_bytes_; }
 
  protected:
+  ClusterPlan plan_{};
   ClusterGeometry<D> geo_{};
   std::size_t shared_bytes_ = 0;
   int active_clusters_ = 0;
@@ -132,9 +76,9 @@ class ClusterKernel {
 
 // The cluster kernel of the problem's equation for `plan` where it can run
 // on the current device; else null and `reason` says why (shared memory,
-// occupancy, an invalid plan, media they do not read). Each (dimension, precision) is built in a unit of its own,
-// generated by CMakeLists.txt from kernels/cluster/unit.cu.in (the kernels:
-// kernel_2d.cuh, kernel_3d.cuh).
+// occupancy, an invalid plan, media they do not read). Each (dimension,
+// precision, equation) is built in a unit of its own (kernels/cluster/units.cmake;
+// the objects: kernel_2d_object.cuh, kernel_3d_object.cuh).
 template <int D, class Real, class Eq>
 std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for(const Problem& problem, const LocalDomain<D>& domain,
                                                                 const ClusterPlan& plan,

@@ -27,10 +27,12 @@
 // past the face is computed exactly like the one it wraps to. Exchanged faces
 // (MPI) are data like any other point: their halo is loaded, and the write-back
 // reaches `ahead*r` into it so that the next launch of the chunk finds it valid.
+// Device code: no host-only header (the kernel object: kernel_2d_object.cuh).
 #pragma once
-#include "kernels/cluster/kernel_2d_columns_object.cuh"
+#include <cooperative_groups.h>  // the resident kernel's grid barrier
+
 #include "kernels/cluster/kernel_2d_forms.cuh"
-#include "kernels/cluster/kernel_object.cuh"
+#include "kernels/cluster/kernel_args.cuh"
 
 namespace heatwave::cuda {
 
@@ -308,14 +310,20 @@ __device__ __forceinline__ void store_tile_2d(const Real* u_now, const Real* u_n
 template <int R, class Real, class Eq, Form F>
 __global__ void __launch_bounds__(512)
     cluster_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                      Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
-                      const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                      const int steps, const bool start, const FluxTiles<R, Real> flux,
-                      const FluxTable<2, R, Real> flux_table, const PointUpdates<2, Real, Eq> updates,
-                      const ClusterSources<Real> sources, const ClusterSamples<Real> samples) {
+                      Real* __restrict__ out_u_prev, const __grid_constant__ TileArgs2D<R, Real, Eq> args) {
+  const ClusterGeometry<2>& geo = args.geo;
+  const LaplacianWeights<2, R, Real>& lap = args.lap;
+  const typename Eq::template Update<Real>& up = args.up;
+  const int steps = args.steps;
+  const bool start = args.start;
+  const FluxTiles<R, Real>& flux = args.flux;
+  const FluxTable<2, R, Real>& flux_table = args.flux_table;
+  const PointUpdates<2, Real, Eq>& updates = args.updates;
+  const ClusterSources<Real>& sources = args.sources;
+  const ClusterSamples<Real>& samples = args.samples;
   constexpr int V = Pack<Real>::width;
   constexpr int Pairs = F == Form::flux_tiles ? FluxTiles<R, Real>::count : 0;
-  cg::cluster_group cluster = cg::this_cluster();
+  Cluster cluster;
   const int W = geo.width;
   Real *u_now, *u_next;
   shared_levels_2d(geo, u_now, u_next);
@@ -406,14 +414,21 @@ __global__ void __launch_bounds__(512)
 template <int R, class Real, class Eq, Form F>
 __global__ void __launch_bounds__(512)
     resident_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
-                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                       const int steps, const bool start, Real* __restrict__ edges, const FluxTiles<R, Real> flux,
-                       const FluxTable<2, R, Real> flux_table, const PointUpdates<2, Real, Eq> updates,
-                       const ClusterSources<Real> sources, const ClusterSamples<Real> samples) {
+                       Real* __restrict__ out_u_prev, const __grid_constant__ TileArgs2D<R, Real, Eq> args) {
+  const ClusterGeometry<2>& geo = args.geo;
+  const LaplacianWeights<2, R, Real>& lap = args.lap;
+  const typename Eq::template Update<Real>& up = args.up;
+  const int steps = args.steps;
+  const bool start = args.start;
+  const FluxTiles<R, Real>& flux = args.flux;
+  const FluxTable<2, R, Real>& flux_table = args.flux_table;
+  const PointUpdates<2, Real, Eq>& updates = args.updates;
+  const ClusterSources<Real>& sources = args.sources;
+  const ClusterSamples<Real>& samples = args.samples;
+  Real* __restrict__ const edges = args.edges;
   constexpr int V = Pack<Real>::width;
   constexpr int Pairs = F == Form::flux_tiles ? FluxTiles<R, Real>::count : 0;
-  cg::grid_group grid = cg::this_grid();
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int W = geo.width;
   Real *u_now, *u_next;
   shared_levels_2d(geo, u_now, u_next);
@@ -486,179 +501,13 @@ __global__ void __launch_bounds__(512)
   store_tile_2d<Real, Eq::levels>(u_now, u_next, out_u, out_u_prev, geo, s, cx0, cx1, cy0, cy1);
 }
 
-// The 2D kernels of a form (streaming and resident).
-template <int R, class Real, class Eq>
-struct Kernels2D {
-  void (*streaming)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>, LaplacianWeights<2, R, Real>,
-                    typename Eq::template Update<Real>, int, bool, FluxTiles<R, Real>, FluxTable<2, R, Real>,
-                    PointUpdates<2, Real, Eq>, ClusterSources<Real>, ClusterSamples<Real>);
-  void (*resident)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>, LaplacianWeights<2, R, Real>,
-                   typename Eq::template Update<Real>, int, bool, Real*, FluxTiles<R, Real>, FluxTable<2, R, Real>,
-                   PointUpdates<2, Real, Eq>, ClusterSources<Real>, ClusterSamples<Real>);
-};
+// The 2D kernels of a form, streaming and resident (kernel_args.cuh).
 template <int R, class Real, class Eq, Form F>
 Kernels2D<R, Real, Eq> kernels_2d() {
   return {cluster_kernel_2d<R, Real, Eq, F>, resident_kernel_2d<R, Real, Eq, F>};
 }
-// A form's kernels of one radius, precision and equation: declared
-// (`which`: extern) in the unit of the kernel objects, built (`which`
-// empty) in a unit of their own (CMakeLists.txt generates both).
-#define HEATWAVE_CLUSTER_FORM_2D(which, R, Real, Eq, F) \
-  which template Kernels2D<R, Real, Eq> kernels_2d<R, Real, Eq, F>();
-
-// ---------------------------------------------------------------- host side ---
-
-namespace {
-
-template <class Real, class Eq>
-class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
-  using Base = ClusterKernelBase<2, Real, Eq>;
-  using Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
-
- public:
-  // False, with `reason`, where the plan cannot run.
-  bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q,
-                 const ClusterMedia<2, Real>& media, std::string& reason) {
-    if (!this->set_geometry(problem, domain, q, media, reason)) return false;
-    const int R = problem.radius, KR = q.k * R;
-    constexpr int V = Pack<Real>::width;
-    const bool power_of_2 = q.threads_y >= 1 && (q.threads_y & (q.threads_y - 1)) == 0;
-    if (q.resident) {
-      bool fits = q.blocks() == 1 && power_of_2 && q.tile_x > R && q.tile_y > R;
-      for (int a = 0; a < 2; ++a) {
-        const int n = geo_.axis[a].n, t = a == 0 ? q.tile_x : q.tile_y;
-        fits = fits && (n % t == 0 || n % t > R);  // a neighbour's edge lies in one tile
-      }
-      if (!fits)
-        return reason = "invalid cluster plan (" + q.text() +
-                        "): resident mode is 2D, tiles (and the last, partial ones) wider than r, "
-                        "thread rows a power of 2",
-               false;
-      for (int a = 0; a < 2; ++a)
-        if (domain.exchanged[a][0] || domain.exchanged[a][1])
-          return reason = "cluster plan (" + q.text() +
-                          "): resident mode keeps a whole domain on chip, and this rank's has MPI-exchanged faces",
-                 false;
-      geo_.halo_left = shared_halo_left(R, V);
-      geo_.width = shared_width(R, q.tile_x, V);
-      geo_.rows = q.tile_y + 2 * R;
-    } else {
-      if (q.cluster_x != 1 || q.cluster_y < 1 || q.cluster_y > 16 || q.k < 1 || q.tile_x < 2 * R || q.tile_y < 2 * R ||
-          !power_of_2)
-        return reason = "invalid cluster plan (" + q.text() +
-                        "): 2D clusters are 1 x (1..16) blocks, k >= 1, tiles >= 2r, thread rows a power of 2",
-               false;
-      geo_.rows = q.tile_y + (q.cluster_y == 1 ? 2 * KR : KR + R);
-    }
-    threads_x_ = round_up(geo_.width / V, 32);  // a pack per thread across the widest step region
-    threads_y_ = q.threads_y;
-    geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
-    // Both levels and the pair tiles, each plane with its pad; point updates:
-    // the calm rows' updates (make_calm_updates_2d).
-    const int planes = 2 + static_cast<int>(this->flux_pairs_.size());
-    shared_bytes_ = planes * sizeof(Real) * static_cast<std::size_t>(geo_.plane);
-    if (this->pointwise_)
-      shared_bytes_ += V * sizeof(Real) + geo_.rows * sizeof(typename Eq::template Update<Real>);
-    if (!this->fits_device(reason)) return false;
-
-    if (q.resident) {
-      // Every tile must be on chip at once: the grid synchronises each step.
-      const int room =
-          with_kernel([&]<int RR, Form F>() { return this->resident_blocks(kernels_2d<RR, Real, Eq, F>().resident); });
-      const dim3 grid = resident_grid();
-      const long tiles = static_cast<long>(grid.x) * grid.y;
-      if (tiles > room)
-        return reason = "cluster plan (" + q.text() + "): the domain's " + std::to_string(tiles) +
-                        " tiles do not fit on chip at once (room for " + std::to_string(room) + ")",
-               false;
-      active_clusters_ = room;
-      // Edges: 2 parities x tiles x 4 sides x r x the longer tile side.
-      edges_.allocate(static_cast<std::size_t>(2 * tiles * 4 * R) * std::max(q.tile_x, q.tile_y));
-      return true;
-    }
-    active_clusters_ = with_kernel([&]<int RR, Form F>() {
-      this->allow_shared_memory(kernels_2d<RR, Real, Eq, F>().streaming);
-      return this->max_active_clusters(kernels_2d<RR, Real, Eq, F>().streaming);
-    });
-    return this->co_scheduled(reason);
-  }
-
-  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<2>& window,
-              long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
-    cudaLaunchAttribute attribute[1];
-    cudaLaunchConfig_t config;
-    const ClusterSources<Real> sources = this->sources(step, steps, stream);
-    const bool start = Eq::levels == 2 && step == 0;
-    if (geo_.plan.resident) {
-      // One cooperative launch for the chunk: every block resident, grid-wide barriers between steps.
-      attribute[0].id = cudaLaunchAttributeCooperative;
-      attribute[0].val.cooperative = 1;
-      config = cudaLaunchConfig_t{};
-      config.gridDim = resident_grid();
-      config.blockDim = dim3(threads_x_, threads_y_);
-      config.dynamicSmemBytes = shared_bytes_;
-      config.stream = stream;
-      config.attrs = attribute;
-      config.numAttrs = 1;
-      for (int a = 0; a < 2; ++a) geo_.axis[a].out_lo = 0, geo_.axis[a].out_hi = geo_.axis[a].n;
-    } else {
-      config = this->launch_config(attribute, window, stream);
-    }
-    with_kernel([&]<int R, Form F>() {
-      FluxTiles<R, Real> flux;
-      for (int i = 0; F == Form::flux_tiles && i < flux.count; ++i) flux.global[i] = this->flux_pairs_[i];
-      const FluxTable<2, R, Real>& flux_table = this->template flux_table<R>();
-      if (geo_.plan.resident)
-        HW_CUDA(cudaLaunchKernelEx(&config, kernels_2d<R, Real, Eq, F>().resident, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start, edges_.get(), flux, flux_table,
-                                   this->point_, sources, samples));
-      else
-        HW_CUDA(cudaLaunchKernelEx(&config, kernels_2d<R, Real, Eq, F>().streaming, u, u_prev, out_u, out_u_prev, geo_,
-                                   this->template lap<R>(), this->update_, steps, start, flux, flux_table, this->point_,
-                                   sources, samples));
-    });
-    HW_CUDA(cudaGetLastError());
-  }
-
- private:
-  // f.template operator()<R, Form>() for the case's radius and the form its
-  // coefficients take (each form instantiated only for an equation that has
-  // such a coefficient: the flux forms for the heat, point updates for the
-  // waves; pair tiles where alpha comes from a file).
-  template <class Fn>
-  decltype(auto) with_kernel(Fn&& f) const {
-    return with_radius(this->radius_, [&]<int R>() {
-      if constexpr (Eq::flux_coefficient != nullptr) {
-        if (!this->flux_pairs_.empty()) return f.template operator()<R, Form::flux_tiles>();
-        if (this->flux_) return f.template operator()<R, Form::flux>();
-      }
-      if constexpr (has_point_form<Eq>)
-        if (this->pointwise_) return f.template operator()<R, Form::point>();
-      return f.template operator()<R, Form::uniform>();
-    });
-  }
-
-  // A resident launch: a block a tile of the whole domain.
-  dim3 resident_grid() const {
-    return dim3((geo_.axis[0].n + geo_.plan.tile_x - 1) / geo_.plan.tile_x,
-                (geo_.axis[1].n + geo_.plan.tile_y - 1) / geo_.plan.tile_y);
-  }
-
-  DeviceBuffer<Real> edges_;  // resident: the tiles' edges, each step (two parities)
-};
-
-}  // namespace
-
-template <>
-struct KernelFamily<2> {
-  // The pipeline (streaming or resident tiles), or the columns family.
-  template <class Real, class Eq>
-  static std::unique_ptr<ClusterKernel<2, Real>> make(const Problem& problem, const LocalDomain<2>& domain,
-                                                      const ClusterPlan& plan, const ClusterMedia<2, Real>& media,
-                                                      std::string& reason) {
-    if (plan.columns) return make_columns_kernel_2d<Real, Eq>(problem, domain, plan, media, reason);
-    return configured<ClusterKernel2D<Real, Eq>>(problem, domain, plan, media, reason);
-  }
-};
+// A form's kernels of one radius, precision and equation, built in a unit
+// of their own (kernels/cluster/units.cmake).
+#define HEATWAVE_TILES_2D(R, Real, Eq, F) template Kernels2D<R, Real, Eq> kernels_2d<R, Real, Eq, F>();
 
 }  // namespace heatwave::cuda

@@ -61,8 +61,12 @@
 // held through the sweep, cost the kernels without 5-7% (H100, heat fp64
 // r 1), and the receivers' code cost the sources' kernels registers (fp32
 // heat r 1 k 12: 134 bytes of spills; its source row fell 7%).
+// Device code: no host-only header (the kernel object: kernel_2d_columns_object.cuh).
 #pragma once
+#include <utility>
+
 #include "kernels/cluster/kernel_2d_columns_support.cuh"
+#include "kernels/cluster/kernel_args.cuh"
 
 namespace heatwave::cuda {
 
@@ -70,12 +74,17 @@ template <int R, int K, class Real, class Eq, Form F, ColumnEvents E>
 __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
                                   columns_form_shape<Real, Eq, F, R>.blocks_per_sm)
     columns_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                      Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
-                      const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
-                      const __grid_constant__ ColumnFaces<Real, R> faces, const FluxTable<2, R, Real> flux_table,
-                      const ClusterSources<Real> sources, const bool start, const int segment_rows,
-                      const ClusterSamples<Real> samples,
-                      const ColumnUpdates<typename Eq::template Update<Real>> point) {
+                      Real* __restrict__ out_u_prev, const __grid_constant__ ColumnsArgs2D<R, Real, Eq> args) {
+  const ClusterGeometry<2>& geo = args.geo;
+  const LaplacianWeights<2, R, Real>& lap = args.lap;
+  const typename Eq::template Update<Real>& up = args.up;
+  const ColumnFaces<Real, R>& faces = args.faces;
+  const FluxTable<2, R, Real>& flux_table = args.flux_table;
+  const ClusterSources<Real>& sources = args.sources;
+  const bool start = args.start;
+  const int segment_rows = args.segment_rows;
+  const ClusterSamples<Real>& samples = args.samples;
+  const ColumnUpdates<typename Eq::template Update<Real>>& point = args.point;
   static_assert(F != Form::flux_tiles, "the columns kernels take alpha constant or in layers, no file's");
   // The rows the levels make reach K r + (K + 1) C past the window: the
   // layers' table's entries and the point form's updates by row.
@@ -549,19 +558,8 @@ __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
   }
 }
 
-// The columns kernels of a form, radius, precision and equation, by level
-// count: those compiled (columns_levels_compiled, columns_kernels_shape),
-// null elsewhere.
-template <int R, class Real, class Eq>
-using ColumnsKernel2D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>,
-                                 LaplacianWeights<2, R, Real>, typename Eq::template Update<Real>, ColumnFaces<Real, R>,
-                                 FluxTable<2, R, Real>, ClusterSources<Real>, bool, int, ClusterSamples<Real>,
-                                 ColumnUpdates<typename Eq::template Update<Real>>);
-template <int R, class Real, class Eq>
-struct ColumnsKernels2D {
-  static constexpr int most = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
-  ColumnsKernel2D<R, Real, Eq> by_levels[most + 1] = {};
-};
+// The columns kernels of a form, radius, precision, equation and events by
+// level count (kernel_args.cuh).
 template <int R, class Real, class Eq, Form F, ColumnEvents E>
 ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   ColumnsKernels2D<R, Real, Eq> kernels;
@@ -576,10 +574,8 @@ ColumnsKernels2D<R, Real, Eq> columns_kernels_2d() {
   return kernels;
 }
 // A form's columns kernels of a radius, precision and equation and their
-// events (ColumnEvents): declared (`which`: extern) in the unit of the
-// columns object, built (`which` empty) in units of their own, radius 1 in
-// one and 2-4 in another (CMakeLists.txt generates them).
-#define HEATWAVE_CLUSTER_COLUMNS_FORM_2D(which, R, Real, Eq, F, E) \
-  which template ColumnsKernels2D<R, Real, Eq> columns_kernels_2d<R, Real, Eq, F, ColumnEvents::E>();
+// events (ColumnEvents), built in a unit of their own (kernels/cluster/units.cmake).
+#define HEATWAVE_COLUMNS_2D(R, Real, Eq, F, E) \
+  template ColumnsKernels2D<R, Real, Eq> columns_kernels_2d<R, Real, Eq, F, E>();
 
 }  // namespace heatwave::cuda

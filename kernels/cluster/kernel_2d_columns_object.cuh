@@ -1,10 +1,14 @@
 // cuda-cluster, 2D: the columns family's kernel object (its kernels:
-// kernel_2d_columns.cuh).
+// kernel_2d_columns.cuh). Host code: the kernels are declared
+// (kernel_args.cuh), built in units of their own.
 #pragma once
 #include <array>
 #include <map>
 
-#include "kernels/cluster/kernel_2d_columns.cuh"
+#include "io/errors.hpp"
+#include "kernels/cluster/kernel_args.cuh"
+#include "kernels/cluster/kernel_object.cuh"
+#include "kernels/cluster/update_class_table.cuh"
 
 namespace heatwave::cuda {
 
@@ -16,7 +20,7 @@ namespace {
 template <class Real, class Eq>
 class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   using Base = ClusterKernelBase<2, Real, Eq>;
-  using Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
+  using Base::plan_, Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
 
  public:
   bool configure(const Problem& problem, const LocalDomain<2>& domain, const ClusterPlan& q,
@@ -65,7 +69,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
 
   // The most levels compiled up to the plan's k and `left`.
   int launch_steps(int left) const override {
-    int k = std::min(left, geo_.plan.k);
+    int k = std::min(left, plan_.k);
     const ColumnsShape launches = columns_events_shape(shape_, case_events(), sizeof(Real) == 8);
     while (k > 1 && !columns_levels_compiled(launches, k)) --k;
     return k;
@@ -77,12 +81,11 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
       throw Error(ExitCode::internal, "a columns launch of " + std::to_string(steps) + " steps (not compiled)");
     for (int a = 0; a < 2; ++a)
       geo_.axis[a].out_lo = static_cast<int>(window.lo[a]), geo_.axis[a].out_hi = static_cast<int>(window.hi[a]);
-    const ClusterPlan& q = geo_.plan;
+    const ClusterPlan& q = plan_;
     const int kept = q.tile_x - 2 * steps * this->radius_;
     const int strips = (geo_.axis[0].out_hi - geo_.axis[0].out_lo + kept - 1) / kept;
     const int rows = geo_.axis[1].out_hi - geo_.axis[1].out_lo;
     const ClusterSources<Real> sources = this->sources(step, steps, stream);
-    const bool start = Eq::levels == 2 && step == 0;
     const ColumnEvents events = samples.count > 0 ? ColumnEvents::receivers : case_events();
     with_kernels(events, [&]<int R>(const ColumnsKernels2D<R, Real, Eq>& kernels) {
       int segments = q.tile_y > 0 ? (rows + q.tile_y - 1) / q.tile_y : 0;
@@ -96,9 +99,11 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
       }
       const int segment_rows = (rows + segments - 1) / segments;
       const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
+      auto args = this->template launch_args<ColumnsArgs2D, R>(step, sources, samples);
+      args.faces = ColumnFaces<Real, R>::make(geo_), args.flux_table = this->template flux_table<R>();
+      args.segment_rows = segment_rows, args.point = point_rows_;
       kernels.by_levels[steps]<<<grid, q.tile_x, columns_shared_bytes<Real, R>(steps, shape_.threads), stream>>>(
-          u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, ColumnFaces<Real, R>::make(geo_),
-          this->template flux_table<R>(), sources, start, segment_rows, samples, point_rows_);
+          u, u_prev, out_u, out_u_prev, args);
     });
     HW_CUDA(cudaGetLastError());
   }
@@ -204,10 +209,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
 
 }  // namespace
 
-// The kernel object of a columns plan (null, with `reason`, where it cannot
-// run): declared (`which`: extern) in the unit of the 2D kernel objects,
-// built (`which` empty) in a unit of its own a precision and equation, its
-// kernels declared extern there (CMakeLists.txt generates both).
+// The kernel object of a columns plan (null, with `reason`, where it cannot run).
 template <class Real, class Eq>
 std::unique_ptr<ClusterKernel<2, Real>> make_columns_kernel_2d(const Problem& problem, const LocalDomain<2>& domain,
                                                                const ClusterPlan& plan,
@@ -215,8 +217,5 @@ std::unique_ptr<ClusterKernel<2, Real>> make_columns_kernel_2d(const Problem& pr
                                                                std::string& reason) {
   return configured<ColumnsKernel2DObject<Real, Eq>>(problem, domain, plan, media, reason);
 }
-#define HEATWAVE_CLUSTER_COLUMNS_2D(which, Real, Eq)                                       \
-  which template std::unique_ptr<ClusterKernel<2, Real>> make_columns_kernel_2d<Real, Eq>( \
-      const Problem&, const LocalDomain<2>&, const ClusterPlan&, const ClusterMedia<2, Real>&, std::string&);
 
 }  // namespace heatwave::cuda

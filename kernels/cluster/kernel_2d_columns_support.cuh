@@ -2,8 +2,11 @@
 // with their kernel object: the shape of a chunk and of the shared buffers,
 // the faces' ghost rules, the point form's updates by row, and the small
 // steps of a column (its rows on an axis, its receivers, its update).
+// Device code (ColumnFaces::make and rows_of also run on the host).
 #pragma once
-#include "kernels/cluster/kernel_object.cuh"
+#include <cstddef>
+
+#include "kernels/cluster/common.cuh"
 #include "kernels/cluster/update_classes.cuh"
 
 namespace heatwave::cuda {
@@ -12,7 +15,7 @@ namespace heatwave::cuda {
 // after the chunk before it). A shared buffer's row: the widest block and
 // its r pads each side (a constant: immediate offsets).
 template <class Real, int R>
-inline constexpr int columns_chunk = std::max<int>(R, 16 / sizeof(Real));
+inline constexpr int columns_chunk = max_of(R, static_cast<int>(16 / sizeof(Real)));
 // A form's kernels' shape (plan.hpp: threads, blocks an SM, levels).
 template <class Real, class Eq, Form F, int R>
 inline constexpr ColumnsShape columns_form_shape = columns_shape(R, Eq::levels, sizeof(Real) == 8, F != Form::uniform);

@@ -4,44 +4,16 @@
 // tiles through global memory at a grid-wide barrier every r planes. The
 // stencil and update are the pipeline's (LaplacianWeights::start, then add
 // in axis order; the equation's update): bitwise equal to the other backends.
+// Device code: no host-only header (its kernel object: kernel_3d_deep_object.cuh).
 #pragma once
+#include <cooperative_groups.h>  // the grid barrier
+
+#include <type_traits>
 #include <utility>
 
-#include "io/errors.hpp"
 #include "kernels/cluster/kernel_3d_pipeline.cuh"
-#include "kernels/cluster/kernel_object.cuh"
 
 namespace heatwave::cuda {
-
-// A thread owns a pack of V points on deep_rows rows of its block's tile, at
-// every level, for the whole sweep (the y neighbours inside its rows come
-// from registers). One row and 512 threads, 16 warps an SM, ran 11-34%
-// faster than two rows and 256 threads (H100, A/B in one call: heat fp32
-// 512^3 at 64x32 k 6 192.9 against 173.3, 64x16 k 6 184.9 against 138.5).
-inline constexpr int deep_rows = 1;
-inline constexpr int deep_threads = 512;  // at most a block: 128 registers a thread, one block an SM
-// Level-0 planes loaded ahead (cp.async): at 2, 6 KB an SM in flight left
-// the H100's loads waiting on DRAM latency (k 1: 101 Gcells/s).
-inline constexpr int deep_in_flight = 4;
-inline constexpr int deep_items = 2;  // load and edge items a thread keeps the geometry of, in registers
-// Launches of 2 to deep_window_levels levels at r 1 in fp32 keep each
-// level's z window at the thread's pack in registers (deep_kernel_3d's
-// Levels): a level then reads only its x and y neighbours from shared
-// memory. A/B in one call (H100, 64x32): heat fp32 512^3 k 4 253.4 against
-// 215.1, wave fp32 k 4 225.5 against 185.7. k 5's windows fit 128 registers
-// only with the steady path (heat k 5 301.9 against k 6's 275.7 without
-// windows); k 6's spill, and fp64 lost 2.6% at k 4.
-inline constexpr int deep_window_levels = 5;
-// Ring planes: level 0 (and u^{n-1}) the 2r+1 that level 1 reads and those
-// in flight; levels 1..k-1 the 2r+1 that the next level reads.
-__host__ __device__ constexpr int deep_level0_planes(int R) { return 2 * R + 1 + deep_in_flight; }
-// The edge buffer (deep_kernel_3d's `edges`): a block's strips of one
-// level's plane (4 sides, r deep, as long as the tile's longer side), and
-// the levels it keeps them for; r planes a level, two sets by parity.
-__host__ __device__ constexpr long deep_strip_values(int R, int tile_x, int tile_y) {
-  return 4L * R * (tile_x > tile_y ? tile_x : tile_y);
-}
-__host__ __device__ inline int deep_strip_levels(int k) { return max(k - 1, 1); }
 
 // The sweep. Level 0 is the input: its plane of iteration i (the tile and
 // r around it, from global memory: wrapped, or the stored ghosts) lands
@@ -69,12 +41,18 @@ __host__ __device__ inline int deep_strip_levels(int k) { return max(k - 1, 1); 
 template <int R, class Real, class Eq, int Levels = 0, bool Sourced = false, Form F = Form::uniform>
 __global__ void __launch_bounds__(deep_threads, 1)
     deep_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                   Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
-                   const typename Eq::template Update<Real> up, const int steps, const bool start,
-                   Real* __restrict__ edges, const ClusterSources<Real> sources,
-                   const PointUpdates<3, Real, Eq> updates,
-                   const UpdateClasses<typename Eq::template Update<Real>> classes,
-                   const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable<3, R, Real> flux_table) {
+                   Real* __restrict__ out_u_prev, const __grid_constant__ DeepArgs3D<R, Real, Eq> args) {
+  const ClusterGeometry<3>& geo = args.geo;
+  const LaplacianWeights<3, R, Real>& lap = args.lap;
+  const typename Eq::template Update<Real>& up = args.up;
+  const int steps = args.steps;
+  const bool start = args.start;
+  Real* __restrict__ const edges = args.edges;
+  const ClusterSources<Real>& sources = args.sources;
+  const PointUpdates<3, Real, Eq>& updates = args.updates;
+  const UpdateClasses<typename Eq::template Update<Real>>& classes = args.classes;
+  const FluxPairs<3, R, Real>& flux = args.flux;
+  const FluxTable<3, R, Real>& flux_table = args.flux_table;
   static_assert(F == Form::uniform || (Levels == 0 && deep_rows == 1),
                 "media: the rings' kernel, a thread one pack column");
   constexpr bool two_levels = Eq::levels == 2;
@@ -232,7 +210,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
   // one: the work next to the grid barrier is on every block's critical path).
   const EdgeItem first_edge = tid < ex_items ? edge_item(tid) : EdgeItem{};
   auto edge_at = [&](int e) { return e == tid ? first_edge : edge_item(e); };
-  cg::grid_group grid = cg::this_grid();
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   auto exchange = [&](int i) {
     const int parity = (i / R) & 1;
     Real* const sets = edges + parity * level_strips;
@@ -494,191 +472,28 @@ __global__ void __launch_bounds__(deep_threads, 1)
   }
 }
 
-// The deep family's kernel of the media's form F (the heat's flux form or the
-// waves' point form; the rings' kernel, with sources or none: a launch
-// without them finds no lanes) at radius R: declared (`which`: extern) in
-// the unit of the deep kernel object, built (`which` empty) in a unit of
-// their own a form and radius pair (CMakeLists.txt generates both; with the
-// object they took its unit to 41 s alone on the 2-core VM).
+// The deep family's kernels (kernel_args.cuh): the rings' kernel of the
+// uniform form with sources or none and, at radius 1 in fp32, the register
+// windows' kernels by level count; the media's form F (the heat's flux
+// form, the waves' point form: the rings' kernel, with sources' code: a
+// launch without them finds no lanes).
 template <int R, class Real, class Eq>
-using DeepKernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
-                              typename Eq::template Update<Real>, int, bool, Real*, ClusterSources<Real>,
-                              PointUpdates<3, Real, Eq>, UpdateClasses<typename Eq::template Update<Real>>,
-                              FluxPairs<3, R, Real>, FluxTable<3, R, Real>);
+DeepKernels3D<R, Real, Eq> deep_kernels_3d() {
+  DeepKernels3D<R, Real, Eq> kernels{deep_kernel_3d<R, Real, Eq>, deep_kernel_3d<R, Real, Eq, 0, true>, {}};
+  if constexpr (R == 1 && std::is_same_v<Real, float>)
+    [&]<int... L>(std::integer_sequence<int, L...>) {
+      ((kernels.windows[L + 2] = deep_kernel_3d<1, Real, Eq, L + 2>), ...);
+    }(std::make_integer_sequence<int, deep_window_levels - 1>{});
+  return kernels;
+}
 template <int R, class Real, class Eq, Form F>
-DeepKernel3D<R, Real, Eq> deep_media_kernel_3d() {
+KernelOf<DeepArgs3D<R, Real, Eq>> deep_media_kernel_3d() {
   return deep_kernel_3d<R, Real, Eq, 0, true, F>;
 }
-#define HEATWAVE_CLUSTER_DEEP_MEDIA_3D(which, Real, Eq, F, R) \
-  which template DeepKernel3D<R, Real, Eq> deep_media_kernel_3d<R, Real, Eq, Form::F>();
-
-namespace {
-
-// The kernel object of a deep plan: checks the plan against the case and
-// the device (shared memory, every block resident at once) and launches
-// the sweep cooperatively.
-template <class Real, class Eq>
-class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
-  using Base = ClusterKernelBase<3, Real, Eq>;
-  using Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
-
- public:
-  bool configure(const Problem& problem, const LocalDomain<3>& domain, const ClusterPlan& q,
-                 const ClusterMedia<3, Real>& media, std::string& reason) {
-    if (!this->set_geometry(problem, domain, q, media, reason)) return false;
-    const int R = problem.radius;
-    constexpr int V = Pack<Real>::width;
-    const std::string plan = "deep plan (" + q.text() + ")";
-    if (q.k < 1 || q.k > max_levels_deep || q.tile_x < 2 * R || q.tile_y < 2 * R || q.tile_x % V != 0 ||
-        q.tile_y % deep_rows != 0)
-      return reason = "invalid " + plan + ": k from 1 to " + std::to_string(max_levels_deep) +
-                      ", tiles >= 2r, tile_x a multiple of " + std::to_string(V) + " and tile_y of " +
-                      std::to_string(deep_rows),
-             false;
-    // Ranks along z only: a launch computes the cone into the z halos (as on
-    // a periodic axis) and writes the owned planes, one launch a halo
-    // exchange (the halos at most k r deep; overlap does not split it).
-    for (int a = 0; a < 2; ++a)
-      if (domain.exchanged[a][0] || domain.exchanged[a][1])
-        return reason = plan + " splits ranks along z only: this rank exchanges halos along " + "xy"[a], false;
-    const ClusterAxis& az = geo_.axis[2];
-    for (int side = 0; side < 2; ++side) {
-      const int halo = side == 0 ? -az.load_lo : az.load_hi - az.n;
-      if (domain.exchanged[2][side] && halo > q.k * R)
-        return reason = plan + " runs a launch a halo exchange: halos of " + std::to_string(halo) +
-                        " planes (parallel.exchange_every) are deeper than its k r = " + std::to_string(q.k * R),
-               false;
-    }
-    // Each block's strips lie in its own tile: a last, partial tile is whole or more than r wide.
-    for (int a = 0; a < 2; ++a) {
-      const int n = geo_.axis[a].n, tile = a == 0 ? q.tile_x : q.tile_y;
-      if (n % tile != 0 && n % tile <= R)
-        return reason = plan + " leaves a last tile of " + std::to_string(n % tile) + " points along " + "xy"[a] +
-                        " (at most r)",
-               false;
-    }
-    geo_.halo_left = shared_halo_left(R, V);
-    geo_.width = shared_width(R, q.tile_x, V);
-    geo_.rows = q.tile_y + 2 * R;
-    geo_.plane = level_stride<Real>(geo_.width, geo_.rows);
-    threads_x_ = q.tile_x / V, threads_y_ = q.tile_y / deep_rows;
-    if (threads_x_ * threads_y_ > deep_threads)
-      return reason = plan + " needs " + std::to_string(threads_x_ * threads_y_) + " threads a block (at most " +
-                      std::to_string(deep_threads) + ")",
-             false;
-    const int slots = Eq::levels * deep_level0_planes(R) + (q.k - 1) * (2 * R + 1);
-    shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
-    if (!this->fits_device(reason)) return false;
-    blocks_x_ = (geo_.axis[0].n + q.tile_x - 1) / q.tile_x, blocks_y_ = (geo_.axis[1].n + q.tile_y - 1) / q.tile_y;
-    active_clusters_ = INT_MAX;  // the fewest of any kernel the plan's launches may run
-    each_kernel(R, q.k,
-                [&](auto kernel) { active_clusters_ = std::min(active_clusters_, this->resident_blocks(kernel)); });
-    if (blocks_x_ * blocks_y_ > active_clusters_)
-      return reason = plan + " needs its " + std::to_string(blocks_x_ * blocks_y_) +
-                      " blocks resident at once, and " + std::to_string(active_clusters_) + " fit",
-             false;
-    edges_.allocate(static_cast<std::size_t>(2L * blocks_x_ * blocks_y_ * deep_strip_levels(q.k) * R *
-                                             deep_strip_values(R, q.tile_x, q.tile_y)));
-    if constexpr (has_point_form<Eq>)
-      if (this->pointwise_) classes_.make(geo_, this->point_);
-    return true;
-  }
-
-  bool records_samples() const override { return false; }
-
-  // The kernels a plan's launches may run (launch's choice; a run's last launch may have fewer levels).
-  template <class F>
-  void each_kernel(int radius, int k, F&& f) const {
-    if (this->flux_ || this->pointwise_) return with_radius(radius, [&]<int R>() { media_kernel<R>(f); });
-    with_radius(radius, [&]<int R>() {
-      f(deep_kernel_3d<R, Real, Eq>);
-      if (this->source_count() > 0) f(deep_kernel_3d<R, Real, Eq, 0, true>);
-    });
-    if (radius == 1)
-      each_window_kernel([&](auto kernel, int levels) {
-        if (k >= levels) f(kernel);
-      });
-  }
-  // The register-window kernels (r 1, fp32): f(kernel, its levels), 2 to deep_window_levels.
-  template <class F>
-  static void each_window_kernel(F&& f) {
-    if constexpr (std::is_same_v<Real, float>) {
-      auto each = [&]<int... L>(std::integer_sequence<int, L...>) {
-        (f(deep_kernel_3d<1, Real, Eq, L + 2>, L + 2), ...);
-      };
-      each(std::make_integer_sequence<int, deep_window_levels - 1>{});
-    }
-  }
-
-  void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<3>& window,
-              long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
-    for (int a = 0; a < 3; ++a)
-      if (window.lo[a] != 0 || window.hi[a] != geo_.axis[a].n || samples.count > 0)
-        throw Error(ExitCode::internal, "a deep plan writes the owned box and records no receivers");
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeCooperative;
-    attribute[0].val.cooperative = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(blocks_x_, blocks_y_);
-    config.blockDim = dim3(threads_x_, threads_y_);
-    config.dynamicSmemBytes = shared_bytes_;
-    config.stream = stream;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    const bool start = Eq::levels == 2 && step == 0;
-    const ClusterSources<Real> sources = this->sources(step, steps, stream);
-    auto run = [&]<int R>(auto kernel, const LaplacianWeights<3, R, Real>& lap) {
-      HW_CUDA(cudaLaunchKernelEx(&config, kernel, u, u_prev, out_u, out_u_prev, geo_, lap, this->update_, steps, start,
-                                 edges_.get(), sources, this->point_, classes_.view(), this->template flux<R>(),
-                                 this->template flux_table<R>()));
-      HW_CUDA(cudaGetLastError());
-    };
-    if (this->flux_ || this->pointwise_)
-      return with_radius(this->radius_,
-                         [&]<int R>() { media_kernel<R>([&](auto kernel) { run(kernel, this->template lap<R>()); }); });
-    if (sources.count > 0) {
-      with_radius(this->radius_, [&]<int R>() { run(deep_kernel_3d<R, Real, Eq, 0, true>, this->template lap<R>()); });
-      return;
-    }
-    bool windowed = false;
-    if (this->radius_ == 1)
-      each_window_kernel([&](auto kernel, int levels) {
-        if (steps == levels) run(kernel, this->template lap<1>()), windowed = true;
-      });
-    if (windowed) return;
-    with_radius(this->radius_, [&]<int R>() { run(deep_kernel_3d<R, Real, Eq>, this->template lap<R>()); });
-  }
-
- private:
-  // f(the media's one kernel a radius, deep_media_kernel_3d).
-  template <int R, class Fn>
-  void media_kernel(Fn&& f) const {
-    if constexpr (Eq::flux_coefficient != nullptr)
-      if (this->flux_) return f(deep_media_kernel_3d<R, Real, Eq, Form::flux>());
-    if constexpr (has_point_form<Eq>)
-      if (this->pointwise_) f(deep_media_kernel_3d<R, Real, Eq, Form::point>());
-  }
-
-  int blocks_x_ = 0, blocks_y_ = 0;
-  DeviceBuffer<Real> edges_;  // the tiles' edge strips (deep_kernel_3d)
-  UpdateClassTable<3, Real, Eq> classes_;  // Form::point
-};
-
-}  // namespace
-
-// The kernel object of a deep plan (null, with `reason`, where it cannot
-// run): declared (`which`: extern) in the unit of the pipeline's kernel
-// objects, built with its kernels (`which` empty) in a unit of their own
-// (CMakeLists.txt generates both; in the objects' unit they took it past a
-// minute on CI's two cores).
-template <class Real, class Eq>
-std::unique_ptr<ClusterKernel<3, Real>> make_deep_kernel_3d(const Problem& problem, const LocalDomain<3>& domain,
-                                                            const ClusterPlan& plan, const ClusterMedia<3, Real>& media,
-                                                            std::string& reason) {
-  return configured<DeepKernel3DObject<Real, Eq>>(problem, domain, plan, media, reason);
-}
-#define HEATWAVE_CLUSTER_DEEP_3D(which, Real, Eq)                                       \
-  which template std::unique_ptr<ClusterKernel<3, Real>> make_deep_kernel_3d<Real, Eq>( \
-      const Problem&, const LocalDomain<3>&, const ClusterPlan&, const ClusterMedia<3, Real>&, std::string&);
+// The uniform form's kernels of a radius, precision and equation, and a
+// media form's, built in units of their own (kernels/cluster/units.cmake).
+#define HEATWAVE_DEEP_3D(R, Real, Eq) template DeepKernels3D<R, Real, Eq> deep_kernels_3d<R, Real, Eq>();
+#define HEATWAVE_DEEP_MEDIA_3D(R, Real, Eq, F) \
+  template KernelOf<DeepArgs3D<R, Real, Eq>> deep_media_kernel_3d<R, Real, Eq, F>();
 
 }  // namespace heatwave::cuda

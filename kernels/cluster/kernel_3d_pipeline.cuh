@@ -4,13 +4,14 @@
 // the kernel. The stencil is LaplacianWeights::start, then add in axis
 // order, and the update the equation's: bitwise equal to the cuda and host
 // backends. The kernel object that checks a plan and launches it:
-// kernel_3d.cuh.
+// kernel_3d_object.cuh. Device code: no host-only header.
 #pragma once
 #include <array>
 #include <utility>
 
 #include "kernels/cluster/common.cuh"
 #include "kernels/cluster/kernel_3d_forms.cuh"
+#include "kernels/cluster/kernel_args.cuh"
 
 namespace heatwave::cuda {
 
@@ -49,14 +50,6 @@ template <int Levels>
 constexpr int min_blocks_3d() {
   return Levels == 2 ? 1 : 2;
 }
-// Ring planes. Level 0 (and u^{n-1}, two levels): the 2r+1 that level 1
-// reads and the rest in flight from global memory (an iteration is shorter
-// than its latency): 8 at radius 1 and 2 (slots by masks), 2 in flight
-// beyond radius 2 (a deeper ring would not leave the wave a block's shared
-// memory). Levels 1..Steps-1: the 2r+1 that the next level reads.
-__host__ __device__ constexpr int level0_planes_3d(int R) { return R <= 2 ? 8 : 2 * R + 3; }
-__host__ __device__ constexpr int upper_planes_3d(int R) { return 2 * R + 1; }
-
 // The slot of plane qq in a ring of N planes, given plane i's (i mod N): a
 // mask where N is a power of 2; otherwise from i's slot, since qq - i is a
 // constant once the levels unroll (one modulo an iteration serves them all;
@@ -97,12 +90,17 @@ __device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], cons
 template <int R, class Real, class Eq, int Steps, bool Clustered, Form F, bool Events>
 __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     cluster_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                      Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo,
-                      const LaplacianWeights<3, R, Real> lap, const typename Eq::template Update<Real> up,
-                      int /* steps: Steps */, const bool start, const PointUpdates<3, Real, Eq> updates,
-                      const ClusterSources<Real> sources, const ClusterSamples<Real> samples,
-                      const UpdateClasses<typename Eq::template Update<Real>> classes,
-                      const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable<3, R, Real> flux_table) {
+                      Real* __restrict__ out_u_prev, const __grid_constant__ PipelineArgs3D<R, Real, Eq> args) {
+  const ClusterGeometry<3>& geo = args.geo;
+  const LaplacianWeights<3, R, Real>& lap = args.lap;
+  const typename Eq::template Update<Real>& up = args.up;
+  const bool start = args.start;
+  const PointUpdates<3, Real, Eq>& updates = args.updates;
+  const ClusterSources<Real>& sources = args.sources;
+  const ClusterSamples<Real>& samples = args.samples;
+  const UpdateClasses<typename Eq::template Update<Real>>& classes = args.classes;
+  const FluxPairs<3, R, Real>& flux = args.flux;
+  const FluxTable<3, R, Real>& flux_table = args.flux_table;
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, reach = Steps * R;
@@ -149,7 +147,7 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   // before it computes its low side itself: the ghosts it fills mirror points
   // up to r inside the face, and a peer's columns or rows arrive r iterations
   // after a plane was made, its ghosts one iteration after.
-  cg::cluster_group cluster = cg::this_cluster();
+  Cluster cluster;
   const int CX = Clustered ? geo.plan.cluster_x : 1, CY = Clustered ? geo.plan.cluster_y : 1;
   const int rx = static_cast<int>(blockIdx.x) % CX, ry = static_cast<int>(blockIdx.y) % CY;
   const bool peer_x0 = Clustered && rx > 0 && !(ax.ghosts[1] && x0 + R >= ax.n),
@@ -570,46 +568,20 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
   if constexpr (Clustered) cluster.sync();  // peers may still read this block's rings
 }
 
-// The 3D kernel of a form for a launch of `steps` steps (1..max_levels_3d(R)),
-// in clusters of one block or more, with the code of sources and receivers
-// (Events) or without.
-template <int R, class Real, class Eq>
-using Kernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
-                          typename Eq::template Update<Real>, int, bool, PointUpdates<3, Real, Eq>,
-                          ClusterSources<Real>, ClusterSamples<Real>, UpdateClasses<typename Eq::template Update<Real>>,
-                          FluxPairs<3, R, Real>, FluxTable<3, R, Real>);
+// The kernels of a form for every step count (kernel_args.cuh).
 template <int R, class Real, class Eq, bool Clustered, Form F, bool Events, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
-  return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{
+  return std::array<KernelOf<PipelineArgs3D<R, Real, Eq>>, sizeof...(S)>{
       cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F, Events>...};
 }
 template <int R, class Real, class Eq, Form F, bool Clustered, bool Events>
-Kernel3D<R, Real, Eq> kernel_3d_of(int steps) {
+KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d_of(int steps) {
   constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
   return kernels_3d<R, Real, Eq, Clustered, F, Events>(counts)[steps - 1];
 }
-// Kernels without Events are built for the uniform form only: the media's
-// runs come with sources or receivers as a rule, and both ways would double
-// their units in the build.
-template <Form F>
-constexpr bool events_apart = F == Form::uniform;
-template <int R, class Real, class Eq, Form F, bool Clustered>
-Kernel3D<R, Real, Eq> kernel_3d_clustered(int steps, bool events) {
-  if constexpr (events_apart<F>)
-    if (!events) return kernel_3d_of<R, Real, Eq, F, Clustered, false>(steps);
-  return kernel_3d_of<R, Real, Eq, F, Clustered, true>(steps);
-}
-// (Clusters of several blocks only where the build has their kernels.)
-template <int R, class Real, class Eq, Form F>
-Kernel3D<R, Real, Eq> kernel_3d(int steps, bool clustered, bool events) {
-  if constexpr (build::cluster_3d_dsmem)
-    if (clustered) return kernel_3d_clustered<R, Real, Eq, F, true>(steps, events);
-  return kernel_3d_clustered<R, Real, Eq, F, false>(steps, events);
-}
 // A form's kernels of one radius, precision, equation, clustering and
-// Events: declared (`which`: extern) in the unit of the kernel objects,
-// built (`which` empty) in a unit of their own (CMakeLists.txt generates both).
-#define HEATWAVE_CLUSTER_FORM_3D(which, R, Real, Eq, F, Clustered, Events) \
-  which template Kernel3D<R, Real, Eq> kernel_3d_of<R, Real, Eq, F, Clustered, Events>(int);
+// Events, built in a unit of their own (kernels/cluster/units.cmake).
+#define HEATWAVE_PIPELINE_3D(R, Real, Eq, F, Clustered, Events) \
+  template KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d_of<R, Real, Eq, F, Clustered, Events>(int);
 
 }  // namespace heatwave::cuda

@@ -3,12 +3,23 @@
 // dimensions: the axes' geometry from the rank's box, the equation's update
 // and the stencil weights, the checks that a plan fits the device, launch
 // configurations, and the families' factory.
+#include <algorithm>
+#include <climits>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <tuple>
 #include <vector>
 
-#include "kernels/cluster/common.cuh"
+#include "core/dispatch.hpp"
+#include "kernels/cluster/kernel.cuh"
+#include "kernels/cluster/kernel_args.cuh"
+#include "kernels/cluster/source_boxes.hpp"
+#include "kernels/cuda/check.hpp"
 
 namespace heatwave::cuda {
+
+inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
 // The host side of a kernel object: geometry from the rank's box, the
 // equation's update and the stencil weights, the checks every plan passes.
@@ -16,6 +27,7 @@ template <int D, class Real, class Eq>
 class ClusterKernelBase : public ClusterKernel<D, Real> {
  protected:
   using Update = typename Eq::template Update<Real>;
+  using ClusterKernel<D, Real>::plan_;
   using ClusterKernel<D, Real>::geo_;
   using ClusterKernel<D, Real>::shared_bytes_;
   using ClusterKernel<D, Real>::active_clusters_;
@@ -71,7 +83,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     geo_.lead = domain.layout.lead();
     geo_.halo = domain.layout.halo;
     for (int a = 0; a < D; ++a) geo_.stride[a] = strides[a];
-    geo_.plan = plan;
+    plan_ = plan, geo_.plan = plan;  // the kernels read its tiling
     geo_.thread_rows_log2 = 0;
     while ((1 << geo_.thread_rows_log2) < plan.threads_y) ++geo_.thread_rows_log2;
     // Shared column 0 is k*r rounded up to packs left of the tile: tiles that
@@ -81,7 +93,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     geo_.width = shared_width(plan.k * R, plan.tile_x, V);
     with_radius(
         R, [&]<int RR>() { std::get<RR - 1>(laps_) = LaplacianWeights<D, RR, Real>::make(problem.spacing, strides); });
-    update_ = Update::make(uniform_coefficients<Eq>(problem), problem.dt);  // the flux coefficient in the pairs
+    update_ = make_update<Eq, Real>(uniform_coefficients<Eq>(problem), problem.dt);  // the flux coefficient in the pairs
     problem_ = problem;
     if (flux_) with_radius(R, [&]<int RR>() { build_flux_table<RR>(); });
     return set_sources(media, reason);
@@ -141,7 +153,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
 
   // Threads and shared memory of a block within the device's limits.
   bool fits_device(std::string& reason) const {
-    const ClusterPlan& q = geo_.plan;
+    const ClusterPlan& q = plan_;
     if (threads_x_ * threads_y_ > 512)
       return reason = "cluster plan (" + q.text() + ") needs " + std::to_string(threads_x_ * threads_y_) +
                       " threads a block (at most 512)",
@@ -165,7 +177,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes_)));
     HW_CUDA(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    if (geo_.plan.blocks() > 8)
+    if (plan_.blocks() > 8)
       HW_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   }
 
@@ -198,8 +210,8 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   }
   bool co_scheduled(std::string& reason) const {
     if (active_clusters_ > 0) return true;
-    return reason = "cudaOccupancyMaxActiveClusters is 0 for the plan (" + geo_.plan.text() + "): clusters of " +
-                    std::to_string(geo_.plan.blocks()) + " blocks with " + std::to_string(shared_bytes_ / 1024) +
+    return reason = "cudaOccupancyMaxActiveClusters is 0 for the plan (" + plan_.text() + "): clusters of " +
+                    std::to_string(plan_.blocks()) + " blocks with " + std::to_string(shared_bytes_ / 1024) +
                     " KiB each cannot be co-scheduled",
            false;
   }
@@ -207,7 +219,7 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
   // A streaming launch: whole clusters over the write-back window (blocks past
   // it have empty tiles); 3D slabs of tile_z planes along z.
   cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attribute, const Box<D>& window, cudaStream_t stream) {
-    const ClusterPlan& q = geo_.plan;
+    const ClusterPlan& q = plan_;
     for (int a = 0; a < D; ++a)
       geo_.axis[a].out_lo = static_cast<int>(window.lo[a]), geo_.axis[a].out_hi = static_cast<int>(window.hi[a]);
     auto extent = [&](int a) { return geo_.axis[a].out_hi - geo_.axis[a].out_lo; };
@@ -230,6 +242,18 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     config.attrs = attribute;
     config.numAttrs = 1;
     return config;
+  }
+
+  // A family's launch arguments (kernel_args.cuh) with what every launch
+  // passes: the geometry, weights and update, the Taylor start at step 0,
+  // the launch's sources and receivers.
+  template <template <int, class, class> class Args, int R>
+  Args<R, Real, Eq> launch_args(long step, const ClusterSources<Real>& sources,
+                                const ClusterSamples<Real>& samples) const {
+    Args<R, Real, Eq> args;
+    args.geo = geo_, args.lap = lap<R>(), args.up = update_, args.start = Eq::levels == 2 && step == 0;
+    args.sources = sources, args.samples = samples;
+    return args;
   }
 
   template <int R>
@@ -314,19 +338,24 @@ std::unique_ptr<ClusterKernel<D, Real>> configured(const Problem& problem, const
   return kernel;
 }
 
-// The kernel families of each dimension (kernel_2d.cuh, kernel_3d.cuh): make()
-// builds the object of the family a plan names.
+// The kernel families of each dimension (kernel_2d_object.cuh,
+// kernel_3d_object.cuh): make() builds the object of the family a plan names.
 template <int D>
 struct KernelFamily;
 
 // The kernel object of dimension D for `Eq`, configured for `plan`; null
-// (with `reason`) where the plan cannot run. Instantiated for each
-// (D, Real, Eq) in the unit of its (D, Real) (CMakeLists.txt generates them).
+// (with `reason`) where the plan cannot run.
 template <int D, class Real, class Eq>
 std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for(const Problem& problem, const LocalDomain<D>& domain,
                                                                 const ClusterPlan& plan,
                                                                 const ClusterMedia<D, Real>& media, std::string& reason) {
   return KernelFamily<D>::template make<Real, Eq>(problem, domain, plan, media, reason);
 }
+// The objects of one dimension, precision and equation, built in a unit of
+// their own (kernels/cluster/units.cmake; with kernel_2d_object.cuh or
+// kernel_3d_object.cuh, which define KernelFamily<D>).
+#define HEATWAVE_CLUSTER_OBJECTS(D, Real, Eq)                                               \
+  template std::unique_ptr<ClusterKernel<D, Real>> make_cluster_kernel_for<D, Real, Eq>( \
+      const Problem&, const LocalDomain<D>&, const ClusterPlan&, const ClusterMedia<D, Real>&, std::string&);
 
 }  // namespace heatwave::cuda

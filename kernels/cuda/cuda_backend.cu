@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kernels/cuda/gpu_backend.cuh"
+#include "solver/box_difference.hpp"
 
 namespace heatwave::cuda {
 

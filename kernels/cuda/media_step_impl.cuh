@@ -8,8 +8,8 @@
 // touches (a launch over its points; a point source's are 2^D). The same
 // expressions as the host backend's, so the fields are bitwise the host's.
 // Only a coefficient or source read from a file is a field on the device.
-// Included by media_step_2d.cu and media_step_3d.cu, a dimension each (with
-// radius 1 to 4 one unit took 57 s in CI's build).
+// Included by the units CMakeLists.txt generates from media_step.cu.in, a
+// dimension and precision each.
 #pragma once
 #include <cuda_runtime.h>
 

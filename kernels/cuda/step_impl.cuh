@@ -7,8 +7,8 @@
 // once per step, neighbours along the other axes come from L1/L2. The stencil
 // expression is solver/stencil.hpp's and the update the equation's, compiled
 // with -fmad=false, so a step rounds exactly as the host backend's does
-// (bitwise equal fields). Included by step_2d.cu and step_3d.cu, a
-// dimension each (with radius 1 to 4 one unit took 50 s in CI's build).
+// (bitwise equal fields). Included by the units CMakeLists.txt generates
+// from step.cu.in, a dimension and precision each.
 #pragma once
 #include "kernels/cuda/step.cuh"
 
@@ -26,7 +26,7 @@ class StepKernelOf final : public StepKernel<D, Real> {
       : problem_(problem),
         layout_(layout),
         shape_(launch_shape<D>(Eq::levels)),
-        update_(Eq::template Update<Real>::make(problem.coefficients, problem.dt)) {}
+        update_(make_update<Eq, Real>(problem.coefficients, problem.dt)) {}
 
   void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const override {
     if (box.empty()) return;

@@ -107,7 +107,7 @@ class HostBackend final : public Backend<D, Real> {
       : problem_(problem),
         domain_(domain),
         strides_(domain.layout.strides()),
-        update_(Eq::template Update<Real>::make(problem.coefficients, problem.dt)) {
+        update_(make_update<Eq, Real>(problem.coefficients, problem.dt)) {
     if (problem.varies() || !problem.sources.empty()) media_ = Media<D, Real, Eq>::make(problem, domain);
     u_.resize(domain_.layout.storage_size());
     u_next_.resize(domain_.layout.storage_size());

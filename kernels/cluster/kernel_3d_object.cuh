@@ -1,20 +1,50 @@
 // cuda-cluster, 3D: the kernel object of a case. It checks a plan against
 // the device (shared memory, co-scheduling), makes the point form's update
 // classes (UpdateClassTable), and launches the pipeline of
-// kernel_3d_pipeline.cuh; a deep plan's object is kernel_3d_deep.cuh's.
+// kernel_3d_pipeline.cuh; a deep plan's object is kernel_3d_deep_object.cuh's.
+// Host code: the kernels are declared (kernel_args.cuh), built in units of
+// their own.
 #pragma once
-#include "kernels/cluster/kernel_3d_deep.cuh"
-#include "kernels/cluster/kernel_3d_pipeline.cuh"
+#include "kernels/cluster/kernel_args.cuh"
 #include "kernels/cluster/kernel_object.cuh"
+#include "kernels/cluster/update_class_table.cuh"
 
 namespace heatwave::cuda {
+
+// The kernel object of a deep plan (kernel_3d_deep_object.cuh; built with
+// HEATWAVE_CLUSTER_3D_DEEP), null with `reason` where it cannot run.
+template <class Real, class Eq>
+std::unique_ptr<ClusterKernel<3, Real>> make_deep_kernel_3d(const Problem& problem, const LocalDomain<3>& domain,
+                                                            const ClusterPlan& plan, const ClusterMedia<3, Real>& media,
+                                                            std::string& reason);
+
+// Kernels without Events are built for the uniform form only: the media's
+// runs come with sources or receivers as a rule, and both ways would double
+// their units in the build.
+template <Form F>
+constexpr bool events_apart = F == Form::uniform;
+// The pipeline kernel of a form for a launch of `steps` steps, with events
+// or none where the form is built both ways; clusters of several blocks
+// only where the build has their kernels.
+template <int R, class Real, class Eq, Form F, bool Clustered>
+KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d_clustered(int steps, bool events) {
+  if constexpr (events_apart<F>)
+    if (!events) return kernel_3d_of<R, Real, Eq, F, Clustered, false>(steps);
+  return kernel_3d_of<R, Real, Eq, F, Clustered, true>(steps);
+}
+template <int R, class Real, class Eq, Form F>
+KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d(int steps, bool clustered, bool events) {
+  if constexpr (build::cluster_3d_dsmem)
+    if (clustered) return kernel_3d_clustered<R, Real, Eq, F, true>(steps, events);
+  return kernel_3d_clustered<R, Real, Eq, F, false>(steps, events);
+}
 
 namespace {
 
 template <class Real, class Eq>
 class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
   using Base = ClusterKernelBase<3, Real, Eq>;
-  using Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
+  using Base::plan_, Base::geo_, Base::shared_bytes_, Base::active_clusters_, Base::threads_x_, Base::threads_y_;
 
  public:
   // False, with `reason`, where the plan cannot run.
@@ -62,12 +92,13 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     cudaLaunchAttribute attribute[1];
     const cudaLaunchConfig_t config = this->launch_config(attribute, window, stream);
     const ClusterSources<Real> sources = this->sources(step, steps, stream);
-    const bool start = Eq::levels == 2 && step == 0, events = sources.count > 0 || samples.count > 0;
+    const bool events = sources.count > 0 || samples.count > 0;
     with_kernel([&]<int R, Form F>() {
-      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, geo_.plan.blocks() > 1, events), u, u_prev,
-                                 out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, steps, start,
-                                 this->point_, sources, samples, classes_.view(), this->template flux<R>(),
-                                 this->template flux_table<R>()));
+      auto args = this->template launch_args<PipelineArgs3D, R>(step, sources, samples);
+      args.updates = this->point_, args.classes = classes_.view();
+      args.flux = this->template flux<R>(), args.flux_table = this->template flux_table<R>();
+      HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, plan_.blocks() > 1, events), u, u_prev,
+                                 out_u, out_u_prev, args));
     });
     HW_CUDA(cudaGetLastError());
   }
@@ -100,9 +131,8 @@ struct KernelFamily<3> {
                                                       const ClusterPlan& plan, const ClusterMedia<3, Real>& media,
                                                       std::string& reason) {
     if (reason = unbuilt_plan(plan, 3, problem.radius); !reason.empty()) return nullptr;
-    if (plan.deep) {
-      if constexpr (build::cluster_3d_deep) return make_deep_kernel_3d<Real, Eq>(problem, domain, plan, media, reason);
-    }
+    if constexpr (build::cluster_3d_deep)
+      if (plan.deep) return make_deep_kernel_3d<Real, Eq>(problem, domain, plan, media, reason);
     return configured<ClusterKernel3D<Real, Eq>>(problem, domain, plan, media, reason);
   }
 };

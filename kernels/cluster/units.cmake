@@ -1,0 +1,154 @@
+# The cuda-cluster units: which kernels and kernel objects are built, and in
+# which units (each from kernels/cluster/unit.cu.in, including only its
+# family's header). A kernel object's unit compiles no kernel: it calls the
+# family's functions declared in kernel_args.cuh, which the kernel units
+# instantiate; a combination a kernel object may launch and no unit builds
+# is a link error. What the default build leaves out (HEATWAVE_CLUSTER_3D_*)
+# and the units' sizes are measured: docs/performance.md, "What the build
+# leaves out" and "The build's units".
+#
+# Sets heatwave_cluster_units: the generated sources.
+
+set(heatwave_cluster_units)
+# A unit `name` of `header`'s `lines` (instantiation macros), about `what`.
+function(heatwave_cluster_unit name header what lines)
+  set(HEADER ${header})
+  set(WHAT "${what}")
+  set(INSTANTIATIONS "${lines}")
+  set(unit ${HEATWAVE_GENERATED}/cluster/${name}.cu)
+  configure_file(${PROJECT_SOURCE_DIR}/kernels/cluster/unit.cu.in ${unit} @ONLY)
+  set(heatwave_cluster_units ${heatwave_cluster_units} ${unit} PARENT_SCOPE)
+endfunction()
+# `macro`(args) once for each radius of `radii`, @R@ in args the radius.
+function(heatwave_each_radius out macro args)
+  set(lines "")
+  foreach(R ${ARGN})
+    string(REPLACE "@R@" "${R}" these "${args}")
+    string(APPEND lines "${macro}(${these})\n")
+  endforeach()
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
+
+# The forms an equation's kernels are built for (common.cuh's Form): the
+# uniform form for all; the flux form where a flux coefficient varies (the
+# heat's alpha; in 2D also its pair tiles from a file), the point form where
+# another does (the waves' c and gamma, absorbing faces).
+function(heatwave_forms out dims equation)
+  set(forms uniform)
+  if(equation IN_LIST HEATWAVE_FLUX_EQUATIONS)
+    list(APPEND forms flux)
+    if(dims EQUAL 2)
+      list(APPEND forms flux_tiles)
+    endif()
+  endif()
+  if(equation IN_LIST HEATWAVE_POINT_EQUATIONS)
+    list(APPEND forms point)
+  endif()
+  set(${out} ${forms} PARENT_SCOPE)
+endfunction()
+
+# 3D: the pipeline's radii and clusterings, and the deep family (options).
+set(pipeline_radii 1 2)
+if(HEATWAVE_CLUSTER_3D_HIGH_RADIUS)
+  list(APPEND pipeline_radii 3 4)
+endif()
+set(clusterings false)
+if(HEATWAVE_CLUSTER_3D_DSMEM)
+  list(APPEND clusterings true)
+endif()
+
+foreach(REAL float double)
+  foreach(EQUATION ${HEATWAVE_EQUATIONS})
+    set(case "${REAL} ${EQUATION}")
+    # The kernel objects, 2D and 3D.
+    foreach(DIMS 2 3)
+      heatwave_cluster_unit(objects_${DIMS}d_${REAL}_${EQUATION} kernel_${DIMS}d_object.cuh
+                            "the ${DIMS}D kernel objects of ${case}"
+                            "HEATWAVE_CLUSTER_OBJECTS(${DIMS}, ${REAL}, ${EQUATION})\n")
+    endforeach()
+
+    # 2D tiles (kernel_2d.cuh): streaming and resident, a unit a form and
+    # radius pair; the point form, the costliest, a unit a radius.
+    heatwave_forms(forms 2 ${EQUATION})
+    foreach(FORM ${forms})
+      set(groups 12 34)
+      if(FORM STREQUAL "point")
+        set(groups 1 2 3 4)
+      endif()
+      foreach(group ${groups})
+        string(REGEX MATCHALL "[1-4]" radii "${group}")
+        heatwave_each_radius(lines HEATWAVE_TILES_2D "@R@, ${REAL}, ${EQUATION}, Form::${FORM}" ${radii})
+        heatwave_cluster_unit(tiles_2d_${REAL}_${EQUATION}_${FORM}_r${group} kernel_2d.cuh
+                              "the 2D tiles' kernels of ${case}, ${FORM} form, radius ${radii}" "${lines}")
+      endforeach()
+    endforeach()
+
+    # 2D columns (kernel_2d_columns.cuh): a unit a form and events (none,
+    # sources, receivers), radius 1 (the most levels) in one and 2-4 in another.
+    list(REMOVE_ITEM forms flux_tiles)  # (the streaming tiles run a file's alpha)
+    foreach(FORM ${forms})
+      foreach(EVENTS none sources receivers)
+        foreach(group 1 234)
+          string(REGEX MATCHALL "[1-4]" radii "${group}")
+          heatwave_each_radius(lines HEATWAVE_COLUMNS_2D
+                               "@R@, ${REAL}, ${EQUATION}, Form::${FORM}, ColumnEvents::${EVENTS}" ${radii})
+          heatwave_cluster_unit(columns_2d_${REAL}_${EQUATION}_${FORM}_${EVENTS}_r${group} kernel_2d_columns.cuh
+                                "the 2D columns kernels of ${case}, ${FORM} form, events ${EVENTS}, radius ${radii}"
+                                "${lines}")
+        endforeach()
+      endforeach()
+    endforeach()
+
+    # 3D pipeline (kernel_3d_pipeline.cuh): the uniform form with events
+    # (sources, receivers) and without, the media's forms with them; a unit
+    # a form and radius (the uniform form's two radii together), a
+    # clustering each.
+    heatwave_forms(forms 3 ${EQUATION})
+    foreach(CLUSTERED ${clusterings})
+      set(suffix "")
+      if(CLUSTERED)
+        set(suffix _clustered)
+      endif()
+      foreach(EVENTS true false)
+        heatwave_each_radius(lines HEATWAVE_PIPELINE_3D
+                             "@R@, ${REAL}, ${EQUATION}, Form::uniform, ${CLUSTERED}, ${EVENTS}" ${pipeline_radii})
+        set(plain "")
+        if(NOT EVENTS)
+          set(plain _plain)
+        endif()
+        heatwave_cluster_unit(pipeline_3d_${REAL}_${EQUATION}_uniform${plain}${suffix} kernel_3d_pipeline.cuh
+                              "the 3D pipeline's kernels of ${case}, uniform form, events ${EVENTS}, clustered ${CLUSTERED}"
+                              "${lines}")
+      endforeach()
+      list(REMOVE_ITEM forms uniform)
+      foreach(FORM ${forms})
+        foreach(R ${pipeline_radii})
+          heatwave_cluster_unit(pipeline_3d_${REAL}_${EQUATION}_${FORM}_r${R}${suffix} kernel_3d_pipeline.cuh
+                                "the 3D pipeline's kernels of ${case}, ${FORM} form, radius ${R}, clustered ${CLUSTERED}"
+                                "HEATWAVE_PIPELINE_3D(${R}, ${REAL}, ${EQUATION}, Form::${FORM}, ${CLUSTERED}, true)\n")
+        endforeach()
+      endforeach()
+      heatwave_forms(forms 3 ${EQUATION})
+    endforeach()
+
+    # 3D deep family (HEATWAVE_CLUSTER_3D_DEEP; kernel_3d_deep.cuh), radius
+    # 1-4: its object; the uniform form's kernels; a media form's a radius pair.
+    if(HEATWAVE_CLUSTER_3D_DEEP)
+      heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_object kernel_3d_deep_object.cuh
+                            "the 3D deep family's kernel object of ${case}"
+                            "HEATWAVE_DEEP_OBJECT_3D(${REAL}, ${EQUATION})\n")
+      heatwave_each_radius(lines HEATWAVE_DEEP_3D "@R@, ${REAL}, ${EQUATION}" 1 2 3 4)
+      heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_uniform kernel_3d_deep.cuh
+                            "the 3D deep family's kernels of ${case}, uniform form" "${lines}")
+      list(REMOVE_ITEM forms uniform)
+      foreach(FORM ${forms})
+        foreach(group 12 34)
+          string(REGEX MATCHALL "[1-4]" radii "${group}")
+          heatwave_each_radius(lines HEATWAVE_DEEP_MEDIA_3D "@R@, ${REAL}, ${EQUATION}, Form::${FORM}" ${radii})
+          heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_${FORM}_r${group} kernel_3d_deep.cuh
+                                "the 3D deep family's kernels of ${case}, ${FORM} form, radius ${radii}" "${lines}")
+        endforeach()
+      endforeach()
+    endif()
+  endforeach()
+endforeach()
