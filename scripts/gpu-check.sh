@@ -26,12 +26,15 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 
 log "configure and build"
 export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j "$(nproc)"; } >"$out/build.log" 2>&1; then
+if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release ${HEATWAVE_GPU_CHECK_CMAKE:-} &&
+       cmake --build build-gpu -j "$(nproc)"; } >"$out/build.log" 2>&1; then
   tail -40 "$out/build.log"
   log "BUILD FAILED"
   exit 1
 fi
 build-gpu/heatwave info | tee "$out/info.txt"
+# The optional 3D families (HEATWAVE_GPU_CHECK_CMAKE adds -DHEATWAVE_CLUSTER_3D_*=ON): their plans are checked where built.
+dsmem_3d=false; grep -q "^cluster kernels:.*also built:.*3D DSMEM" "$out/info.txt" && dsmem_3d=true
 
 if [[ $steps == *tests* ]]; then
 log "tests: ctest -L ${HEATWAVE_CTEST_LABEL:-gpu}"
@@ -49,15 +52,15 @@ for tool in memcheck racecheck synccheck; do
     # launch, grid barriers), a columns plan (the media cases fall back) and a
     # wide one (a strip past the small grids by more than a flux table's pad:
     # it read past the table's end until the kernel clamped the column), in
-    # 3D clusters of 2x2 blocks (DSMEM plane edges) and of one block (the
-    # autotune may keep the baseline for so small a case).
+    # 3D clusters of 2x2 blocks (DSMEM plane edges, where built) and of one
+    # block (the autotune may keep the baseline for so small a case).
     for variant in cuda cuda-cluster cuda-cluster-resident cuda-cluster-columns cuda-cluster-wide cuda-cluster-peers cuda-cluster-single; do
       backend=cuda-cluster plan=
       [[ $variant == cuda ]] && backend=cuda
       if [[ $variant == *-resident ]]; then [[ $name == *2d* ]] || continue; plan=resident,24,12,2; fi
       if [[ $variant == *-columns ]]; then [[ $name == *2d* ]] || continue; plan=columns,64,0,3; fi
       if [[ $variant == *-wide ]]; then [[ $name == *2d* ]] || continue; plan=columns,256,0,3; fi
-      if [[ $variant == *-peers ]]; then [[ $name == *3d* ]] || continue; plan=2,2,8,8,8,2,1; fi
+      if [[ $variant == *-peers ]]; then [[ $name == *3d* && $dsmem_3d == true ]] || continue; plan=2,2,8,8,8,2,1; fi
       if [[ $variant == *-single ]]; then [[ $name == *3d* ]] || continue; plan=1,1,8,8,16,2,1; fi
       log_file="$out/sanitize-$tool-$name-$variant.log"
       if env ${plan:+HEATWAVE_CLUSTER_PLAN=$plan} compute-sanitizer --tool "$tool" --error-exitcode 99 build-gpu/heatwave run "$case" \
@@ -78,7 +81,8 @@ for tool in memcheck racecheck; do
   for name in heat2d wave3d; do
     { cat "bench/sanitize/$name.yaml"; echo "parallel: {halo_transport: mpi-host}"; } >"/tmp/sanitize-mpi-$name.yaml"
     log_file="$out/sanitize-$tool-$name-2ranks.log"
-    if mpirun --oversubscribe -n 2 env HEATWAVE_CLUSTER_PLAN=1,2,16,8,4,2,1 compute-sanitizer --tool "$tool" \
+    plan=1,2,16,8,4,2,1; [[ $name == *3d* && $dsmem_3d != true ]] && plan=1,1,16,8,4,2,1  # (3D: one block a cluster)
+    if mpirun --oversubscribe -n 2 env HEATWAVE_CLUSTER_PLAN=$plan compute-sanitizer --tool "$tool" \
          --error-exitcode 99 build-gpu/heatwave run "/tmp/sanitize-mpi-$name.yaml" --backend cuda-cluster \
          >"$log_file" 2>&1 && grep -q "overlapped with the k steps" "$log_file"; then
       echo "$tool $name cuda-cluster on 2 ranks, split chunks: clean" | tee -a "$out/summary.txt"

@@ -18,6 +18,8 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 status=0
 plans="1,2,32,8,0,3,1 1,2,16,8,4,2,1 2,1,16,8,4,2,1"
+# (3D clusters of several blocks only where built: HEATWAVE_CLUSTER_3D_DSMEM; else one block a cluster.)
+"$build/heatwave" info | grep -q "^cluster kernels:.*also built:.*3D DSMEM" || plans="1,2,32,8,0,3,1 1,1,16,8,4,2,1"
 [[ ${HEATWAVE_CHECK_AGREEMENT:-1} == 0 ]] && plans=""
 for plan in $plans; do
   for ranks in 2 3; do

@@ -29,8 +29,7 @@
 // reaches `ahead*r` into it so that the next launch of the chunk finds it valid.
 // Device code: no host-only header (the kernel object: kernel_2d_object.cuh).
 #pragma once
-#include <cooperative_groups.h>  // the resident kernel's grid barrier
-
+#include "kernels/cluster/grid_barrier.cuh"
 #include "kernels/cluster/kernel_2d_forms.cuh"
 #include "kernels/cluster/kernel_args.cuh"
 

@@ -6,11 +6,10 @@
 // in axis order; the equation's update): bitwise equal to the other backends.
 // Device code: no host-only header (its kernel object: kernel_3d_deep_object.cuh).
 #pragma once
-#include <cooperative_groups.h>  // the grid barrier
-
 #include <type_traits>
 #include <utility>
 
+#include "kernels/cluster/grid_barrier.cuh"
 #include "kernels/cluster/kernel_3d_pipeline.cuh"
 
 namespace heatwave::cuda {

@@ -19,11 +19,12 @@ function(heatwave_cluster_unit name header what lines)
   configure_file(${PROJECT_SOURCE_DIR}/kernels/cluster/unit.cu.in ${unit} @ONLY)
   set(heatwave_cluster_units ${heatwave_cluster_units} ${unit} PARENT_SCOPE)
 endfunction()
-# `macro`(args) once for each radius of `radii`, @R@ in args the radius.
-function(heatwave_each_radius out macro args)
+# `macro`(args) once for each value after `args` (radii, equations), @V@
+# in args the value.
+function(heatwave_each out macro args)
   set(lines "")
-  foreach(R ${ARGN})
-    string(REPLACE "@R@" "${R}" these "${args}")
+  foreach(V ${ARGN})
+    string(REPLACE "@V@" "${V}" these "${args}")
     string(APPEND lines "${macro}(${these})\n")
   endforeach()
   set(${out} "${lines}" PARENT_SCOPE)
@@ -58,14 +59,15 @@ if(HEATWAVE_CLUSTER_3D_DSMEM)
 endif()
 
 foreach(REAL float double)
+  # The kernel objects, a unit a dimension and precision (host code: a unit
+  # an equation took 12-17 s in CI's build, most of it the headers).
+  foreach(DIMS 2 3)
+    heatwave_each(lines HEATWAVE_CLUSTER_OBJECTS "${DIMS}, ${REAL}, @V@" ${HEATWAVE_EQUATIONS})
+    heatwave_cluster_unit(objects_${DIMS}d_${REAL} kernel_${DIMS}d_object.cuh
+                          "the ${DIMS}D kernel objects of ${REAL}, every equation" "${lines}")
+  endforeach()
   foreach(EQUATION ${HEATWAVE_EQUATIONS})
     set(case "${REAL} ${EQUATION}")
-    # The kernel objects, 2D and 3D.
-    foreach(DIMS 2 3)
-      heatwave_cluster_unit(objects_${DIMS}d_${REAL}_${EQUATION} kernel_${DIMS}d_object.cuh
-                            "the ${DIMS}D kernel objects of ${case}"
-                            "HEATWAVE_CLUSTER_OBJECTS(${DIMS}, ${REAL}, ${EQUATION})\n")
-    endforeach()
 
     # 2D tiles (kernel_2d.cuh): streaming and resident, a unit a form and
     # radius pair; the point form, the costliest, a unit a radius.
@@ -77,21 +79,26 @@ foreach(REAL float double)
       endif()
       foreach(group ${groups})
         string(REGEX MATCHALL "[1-4]" radii "${group}")
-        heatwave_each_radius(lines HEATWAVE_TILES_2D "@R@, ${REAL}, ${EQUATION}, Form::${FORM}" ${radii})
+        heatwave_each(lines HEATWAVE_TILES_2D "@V@, ${REAL}, ${EQUATION}, Form::${FORM}" ${radii})
         heatwave_cluster_unit(tiles_2d_${REAL}_${EQUATION}_${FORM}_r${group} kernel_2d.cuh
                               "the 2D tiles' kernels of ${case}, ${FORM} form, radius ${radii}" "${lines}")
       endforeach()
     endforeach()
 
     # 2D columns (kernel_2d_columns.cuh): a unit a form and events (none,
-    # sources, receivers), radius 1 (the most levels) in one and 2-4 in another.
+    # sources, receivers); in fp32 radius 1 (the most levels) in one and 2-4
+    # in another (together up to 56 s in CI's build), in fp64 all four.
     list(REMOVE_ITEM forms flux_tiles)  # (the streaming tiles run a file's alpha)
+    set(groups 1 234)
+    if(REAL STREQUAL "double")
+      set(groups 1234)
+    endif()
     foreach(FORM ${forms})
       foreach(EVENTS none sources receivers)
-        foreach(group 1 234)
+        foreach(group ${groups})
           string(REGEX MATCHALL "[1-4]" radii "${group}")
-          heatwave_each_radius(lines HEATWAVE_COLUMNS_2D
-                               "@R@, ${REAL}, ${EQUATION}, Form::${FORM}, ColumnEvents::${EVENTS}" ${radii})
+          heatwave_each(lines HEATWAVE_COLUMNS_2D
+                        "@V@, ${REAL}, ${EQUATION}, Form::${FORM}, ColumnEvents::${EVENTS}" ${radii})
           heatwave_cluster_unit(columns_2d_${REAL}_${EQUATION}_${FORM}_${EVENTS}_r${group} kernel_2d_columns.cuh
                                 "the 2D columns kernels of ${case}, ${FORM} form, events ${EVENTS}, radius ${radii}"
                                 "${lines}")
@@ -100,27 +107,22 @@ foreach(REAL float double)
     endforeach()
 
     # 3D pipeline (kernel_3d_pipeline.cuh): the uniform form with events
-    # (sources, receivers) and without, the media's forms with them; a unit
-    # a form and radius (the uniform form's two radii together), a
-    # clustering each.
+    # (sources, receivers) and without in a unit, the media's forms (with
+    # events) a unit a radius; a clustering each.
     heatwave_forms(forms 3 ${EQUATION})
+    list(REMOVE_ITEM forms uniform)
     foreach(CLUSTERED ${clusterings})
       set(suffix "")
       if(CLUSTERED)
         set(suffix _clustered)
       endif()
-      foreach(EVENTS true false)
-        heatwave_each_radius(lines HEATWAVE_PIPELINE_3D
-                             "@R@, ${REAL}, ${EQUATION}, Form::uniform, ${CLUSTERED}, ${EVENTS}" ${pipeline_radii})
-        set(plain "")
-        if(NOT EVENTS)
-          set(plain _plain)
-        endif()
-        heatwave_cluster_unit(pipeline_3d_${REAL}_${EQUATION}_uniform${plain}${suffix} kernel_3d_pipeline.cuh
-                              "the 3D pipeline's kernels of ${case}, uniform form, events ${EVENTS}, clustered ${CLUSTERED}"
-                              "${lines}")
-      endforeach()
-      list(REMOVE_ITEM forms uniform)
+      heatwave_each(lines HEATWAVE_PIPELINE_3D "@V@, ${REAL}, ${EQUATION}, Form::uniform, ${CLUSTERED}, true"
+                    ${pipeline_radii})
+      heatwave_each(plain HEATWAVE_PIPELINE_3D "@V@, ${REAL}, ${EQUATION}, Form::uniform, ${CLUSTERED}, false"
+                    ${pipeline_radii})
+      heatwave_cluster_unit(pipeline_3d_${REAL}_${EQUATION}_uniform${suffix} kernel_3d_pipeline.cuh
+                            "the 3D pipeline's kernels of ${case}, uniform form, clustered ${CLUSTERED}"
+                            "${lines}${plain}")
       foreach(FORM ${forms})
         foreach(R ${pipeline_radii})
           heatwave_cluster_unit(pipeline_3d_${REAL}_${EQUATION}_${FORM}_r${R}${suffix} kernel_3d_pipeline.cuh
@@ -128,7 +130,6 @@ foreach(REAL float double)
                                 "HEATWAVE_PIPELINE_3D(${R}, ${REAL}, ${EQUATION}, Form::${FORM}, ${CLUSTERED}, true)\n")
         endforeach()
       endforeach()
-      heatwave_forms(forms 3 ${EQUATION})
     endforeach()
 
     # 3D deep family (HEATWAVE_CLUSTER_3D_DEEP; kernel_3d_deep.cuh), radius
@@ -137,14 +138,14 @@ foreach(REAL float double)
       heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_object kernel_3d_deep_object.cuh
                             "the 3D deep family's kernel object of ${case}"
                             "HEATWAVE_DEEP_OBJECT_3D(${REAL}, ${EQUATION})\n")
-      heatwave_each_radius(lines HEATWAVE_DEEP_3D "@R@, ${REAL}, ${EQUATION}" 1 2 3 4)
+      heatwave_each(lines HEATWAVE_DEEP_3D "@V@, ${REAL}, ${EQUATION}" 1 2 3 4)
       heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_uniform kernel_3d_deep.cuh
                             "the 3D deep family's kernels of ${case}, uniform form" "${lines}")
       list(REMOVE_ITEM forms uniform)
       foreach(FORM ${forms})
         foreach(group 12 34)
           string(REGEX MATCHALL "[1-4]" radii "${group}")
-          heatwave_each_radius(lines HEATWAVE_DEEP_MEDIA_3D "@R@, ${REAL}, ${EQUATION}, Form::${FORM}" ${radii})
+          heatwave_each(lines HEATWAVE_DEEP_MEDIA_3D "@V@, ${REAL}, ${EQUATION}, Form::${FORM}" ${radii})
           heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_${FORM}_r${group} kernel_3d_deep.cuh
                                 "the 3D deep family's kernels of ${case}, ${FORM} form, radius ${radii}" "${lines}")
         endforeach()
