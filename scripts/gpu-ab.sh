@@ -17,10 +17,10 @@
 #   shot     the seismic shot (801 x 801 x 401, 600 steps, outputs off:
 #            gpu-env.sh's shot_configs) with `heatwave run` on cuda-cluster,
 #            both builds in that order, each tuning its own plan
-#   options  the after build again with HEATWAVE_AB_OPTIONS (default: the
-#            left-out 3D families, -DHEATWAVE_CLUSTER_3D_*=ON) in
-#            build-gpu-options, its GPU tests (HEATWAVE_AB_OPTIONS_FILTER: a
-#            gtest filter, default all)
+#   options  the after build reconfigured with HEATWAVE_AB_OPTIONS (default:
+#            the left-out 3D families, -DHEATWAVE_CLUSTER_3D_*=ON; ninja
+#            builds what they add and change), its GPU tests
+#            (HEATWAVE_AB_OPTIONS_FILTER: a gtest filter, default GpuCluster.*)
 #   scripts/gpu-ab.sh OUT_DIR
 # h5py for the golden hashes may travel as a wheel in .whl (device README).
 set -uo pipefail
@@ -33,7 +33,8 @@ mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
 stamp() { log "$* ($(date +%T), $((SECONDS / 60)) min $((SECONDS % 60)) s into this call)"; }
-binary() { [[ $1 == before ]] && echo /tmp/before/build/heatwave || echo "$PWD/build-gpu/heatwave"; }
+after_binary=$PWD/build-gpu/heatwave
+binary() { [[ $1 == before ]] && echo /tmp/before/build/heatwave || echo "$after_binary"; }
 
 if [[ $steps == *build* ]]; then
   stamp "build after"
@@ -136,14 +137,14 @@ if [[ $steps == *options* ]]; then
   options=${HEATWAVE_AB_OPTIONS:--DHEATWAVE_CLUSTER_3D_DSMEM=ON -DHEATWAVE_CLUSTER_3D_HIGH_RADIUS=ON -DHEATWAVE_CLUSTER_3D_DEEP=ON}
   stamp "build with $options"
   start=$SECONDS
-  { cmake -S . -B build-gpu-options -G Ninja -DCMAKE_BUILD_TYPE=Release $options &&
-      cmake --build build-gpu-options -j "$(nproc)" --target heatwave heatwave_gpu_tests; } >"$out/build-options.log" 2>&1 ||
+  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release $options &&
+      cmake --build build-gpu -j "$(nproc)" --target heatwave heatwave_gpu_tests; } >"$out/build-options.log" 2>&1 ||
     { tail -30 "$out/build-options.log"; log "OPTIONS BUILD FAILED"; exit 1; }
   log "options: heatwave and its gpu tests in $((SECONDS - start)) s"
-  build-gpu-options/heatwave info | grep "^cluster kernels" | tee -a "$out/summary.txt"
+  build-gpu/heatwave info | grep "^cluster kernels" | tee -a "$out/summary.txt"
   stamp "gpu tests with the options"
   filter=${HEATWAVE_AB_OPTIONS_FILTER:-GpuCluster.*}
-  (cd build-gpu-options && ./tests/heatwave_gpu_tests --clusters --gtest_filter="$filter") \
+  (cd build-gpu && ./tests/heatwave_gpu_tests --clusters --gtest_filter="$filter") \
     >"$out/gpu-tests-options.log" 2>&1 || status=1
   grep -E "^\[  (PASSED|FAILED) |^\[==========\]|tests? ran|FAILED  \]" "$out/gpu-tests-options.log" | head -20 |
     tee -a "$out/summary.txt"

@@ -37,7 +37,7 @@ struct ClusterGeometry {
   ClusterAxis axis[D];
   long lead = 0, halo = 0;  // global addressing: Layout::offset
   long stride[D] = {};
-  LaunchShape plan;          // the plan's tiling (ClusterKernel::plan() has the whole plan)
+  LaunchShape plan;          // the plan's numbers (ClusterKernel::plan() has the plan)
   int halo_left = 0;         // shared column 0 is this far left of the tile (k*r rounded up to packs)
   int width = 0, rows = 0;   // shared-memory extents of a level (a plane in 3D)
   int plane = 0;             // shared-memory stride from one level (3D: plane) to the next

@@ -309,17 +309,11 @@ __device__ __forceinline__ void store_tile_2d(const Real* u_now, const Real* u_n
 template <int R, class Real, class Eq, Form F>
 __global__ void __launch_bounds__(512)
     cluster_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                      Real* __restrict__ out_u_prev, const __grid_constant__ TileArgs2D<R, Real, Eq> args) {
-  const ClusterGeometry<2>& geo = args.geo;
-  const LaplacianWeights<2, R, Real>& lap = args.lap;
-  const typename Eq::template Update<Real>& up = args.up;
-  const int steps = args.steps;
-  const bool start = args.start;
-  const FluxTiles<R, Real>& flux = args.flux;
-  const FluxTable<2, R, Real>& flux_table = args.flux_table;
-  const PointUpdates<2, Real, Eq>& updates = args.updates;
-  const ClusterSources<Real>& sources = args.sources;
-  const ClusterSamples<Real>& samples = args.samples;
+                      Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
+                      const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
+                      const int steps, const bool start, const FluxTiles<R, Real> flux,
+                      const FluxTable<2, R, Real> flux_table, const PointUpdates<2, Real, Eq> updates,
+                      const ClusterSources<Real> sources, const ClusterSamples<Real> samples) {
   constexpr int V = Pack<Real>::width;
   constexpr int Pairs = F == Form::flux_tiles ? FluxTiles<R, Real>::count : 0;
   Cluster cluster;
@@ -413,18 +407,11 @@ __global__ void __launch_bounds__(512)
 template <int R, class Real, class Eq, Form F>
 __global__ void __launch_bounds__(512)
     resident_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                       Real* __restrict__ out_u_prev, const __grid_constant__ TileArgs2D<R, Real, Eq> args) {
-  const ClusterGeometry<2>& geo = args.geo;
-  const LaplacianWeights<2, R, Real>& lap = args.lap;
-  const typename Eq::template Update<Real>& up = args.up;
-  const int steps = args.steps;
-  const bool start = args.start;
-  const FluxTiles<R, Real>& flux = args.flux;
-  const FluxTable<2, R, Real>& flux_table = args.flux_table;
-  const PointUpdates<2, Real, Eq>& updates = args.updates;
-  const ClusterSources<Real>& sources = args.sources;
-  const ClusterSamples<Real>& samples = args.samples;
-  Real* __restrict__ const edges = args.edges;
+                       Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
+                       const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
+                       const int steps, const bool start, Real* __restrict__ edges, const FluxTiles<R, Real> flux,
+                       const FluxTable<2, R, Real> flux_table, const PointUpdates<2, Real, Eq> updates,
+                       const ClusterSources<Real> sources, const ClusterSamples<Real> samples) {
   constexpr int V = Pack<Real>::width;
   constexpr int Pairs = F == Form::flux_tiles ? FluxTiles<R, Real>::count : 0;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();

@@ -74,17 +74,12 @@ template <int R, int K, class Real, class Eq, Form F, ColumnEvents E>
 __global__ void __launch_bounds__(columns_form_shape<Real, Eq, F, R>.threads,
                                   columns_form_shape<Real, Eq, F, R>.blocks_per_sm)
     columns_kernel_2d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                      Real* __restrict__ out_u_prev, const __grid_constant__ ColumnsArgs2D<R, Real, Eq> args) {
-  const ClusterGeometry<2>& geo = args.geo;
-  const LaplacianWeights<2, R, Real>& lap = args.lap;
-  const typename Eq::template Update<Real>& up = args.up;
-  const ColumnFaces<Real, R>& faces = args.faces;
-  const FluxTable<2, R, Real>& flux_table = args.flux_table;
-  const ClusterSources<Real>& sources = args.sources;
-  const bool start = args.start;
-  const int segment_rows = args.segment_rows;
-  const ClusterSamples<Real>& samples = args.samples;
-  const ColumnUpdates<typename Eq::template Update<Real>>& point = args.point;
+                      Real* __restrict__ out_u_prev, const ClusterGeometry<2> geo,
+                      const LaplacianWeights<2, R, Real> lap, const typename Eq::template Update<Real> up,
+                      const __grid_constant__ ColumnFaces<Real, R> faces, const FluxTable<2, R, Real> flux_table,
+                      const ClusterSources<Real> sources, const bool start, const int segment_rows,
+                      const ClusterSamples<Real> samples,
+                      const ColumnUpdates<typename Eq::template Update<Real>> point) {
   static_assert(F != Form::flux_tiles, "the columns kernels take alpha constant or in layers, no file's");
   // The rows the levels make reach K r + (K + 1) C past the window: the
   // layers' table's entries and the point form's updates by row.

@@ -99,11 +99,9 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
       }
       const int segment_rows = (rows + segments - 1) / segments;
       const dim3 grid(strips, (rows + segment_rows - 1) / segment_rows);
-      auto args = this->template launch_args<ColumnsArgs2D, R>(step, sources, samples);
-      args.faces = ColumnFaces<Real, R>::make(geo_), args.flux_table = this->template flux_table<R>();
-      args.segment_rows = segment_rows, args.point = point_rows_;
       kernels.by_levels[steps]<<<grid, q.tile_x, columns_shared_bytes<Real, R>(steps, shape_.threads), stream>>>(
-          u, u_prev, out_u, out_u_prev, args);
+          u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, ColumnFaces<Real, R>::make(geo_),
+          this->template flux_table<R>(), sources, this->starts(step), segment_rows, samples, point_rows_);
     });
     HW_CUDA(cudaGetLastError());
   }

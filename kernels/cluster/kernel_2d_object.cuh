@@ -106,13 +106,18 @@ class ClusterKernel2D final : public ClusterKernelBase<2, Real, Eq> {
       config = this->launch_config(attribute, window, stream);
     }
     with_kernel([&]<int R, Form F>() {
-      auto args = this->template launch_args<TileArgs2D, R>(step, sources, samples);
-      args.steps = steps, args.flux_table = this->template flux_table<R>(), args.updates = this->point_;
-      for (int i = 0; F == Form::flux_tiles && i < args.flux.count; ++i) args.flux.global[i] = this->flux_pairs_[i];
-      args.edges = edges_.get();  // resident: the tiles' edges
-      const Kernels2D<R, Real, Eq> kernels = kernels_2d<R, Real, Eq, F>();
-      HW_CUDA(cudaLaunchKernelEx(&config, plan_.resident ? kernels.resident : kernels.streaming, u, u_prev, out_u,
-                                 out_u_prev, args));
+      FluxTiles<R, Real> flux;
+      for (int i = 0; F == Form::flux_tiles && i < flux.count; ++i) flux.global[i] = this->flux_pairs_[i];
+      const FluxTable<2, R, Real>& flux_table = this->template flux_table<R>();
+      const bool start = this->starts(step);
+      if (plan_.resident)
+        HW_CUDA(cudaLaunchKernelEx(&config, kernels_2d<R, Real, Eq, F>().resident, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start, edges_.get(), flux, flux_table,
+                                   this->point_, sources, samples));
+      else
+        HW_CUDA(cudaLaunchKernelEx(&config, kernels_2d<R, Real, Eq, F>().streaming, u, u_prev, out_u, out_u_prev, geo_,
+                                   this->template lap<R>(), this->update_, steps, start, flux, flux_table, this->point_,
+                                   sources, samples));
     });
     HW_CUDA(cudaGetLastError());
   }

@@ -40,18 +40,12 @@ namespace heatwave::cuda {
 template <int R, class Real, class Eq, int Levels = 0, bool Sourced = false, Form F = Form::uniform>
 __global__ void __launch_bounds__(deep_threads, 1)
     deep_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                   Real* __restrict__ out_u_prev, const __grid_constant__ DeepArgs3D<R, Real, Eq> args) {
-  const ClusterGeometry<3>& geo = args.geo;
-  const LaplacianWeights<3, R, Real>& lap = args.lap;
-  const typename Eq::template Update<Real>& up = args.up;
-  const int steps = args.steps;
-  const bool start = args.start;
-  Real* __restrict__ const edges = args.edges;
-  const ClusterSources<Real>& sources = args.sources;
-  const PointUpdates<3, Real, Eq>& updates = args.updates;
-  const UpdateClasses<typename Eq::template Update<Real>>& classes = args.classes;
-  const FluxPairs<3, R, Real>& flux = args.flux;
-  const FluxTable<3, R, Real>& flux_table = args.flux_table;
+                   Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
+                   const typename Eq::template Update<Real> up, const int steps, const bool start,
+                   Real* __restrict__ edges, const ClusterSources<Real> sources,
+                   const PointUpdates<3, Real, Eq> updates,
+                   const UpdateClasses<typename Eq::template Update<Real>> classes,
+                   const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable<3, R, Real> flux_table) {
   static_assert(F == Form::uniform || (Levels == 0 && deep_rows == 1),
                 "media: the rings' kernel, a thread one pack column");
   constexpr bool two_levels = Eq::levels == 2;
@@ -486,13 +480,13 @@ DeepKernels3D<R, Real, Eq> deep_kernels_3d() {
   return kernels;
 }
 template <int R, class Real, class Eq, Form F>
-KernelOf<DeepArgs3D<R, Real, Eq>> deep_media_kernel_3d() {
+DeepKernel3D<R, Real, Eq> deep_media_kernel_3d() {
   return deep_kernel_3d<R, Real, Eq, 0, true, F>;
 }
 // The uniform form's kernels of a radius, precision and equation, and a
 // media form's, built in units of their own (kernels/cluster/units.cmake).
 #define HEATWAVE_DEEP_3D(R, Real, Eq) template DeepKernels3D<R, Real, Eq> deep_kernels_3d<R, Real, Eq>();
 #define HEATWAVE_DEEP_MEDIA_3D(R, Real, Eq, F) \
-  template KernelOf<DeepArgs3D<R, Real, Eq>> deep_media_kernel_3d<R, Real, Eq, F>();
+  template DeepKernel3D<R, Real, Eq> deep_media_kernel_3d<R, Real, Eq, F>();
 
 }  // namespace heatwave::cuda

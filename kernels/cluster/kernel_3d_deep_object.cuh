@@ -121,12 +121,10 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     config.attrs = attribute;
     config.numAttrs = 1;
     const ClusterSources<Real> sources = this->sources(step, steps, stream);
-    auto run = [&]<int R>(KernelOf<DeepArgs3D<R, Real, Eq>> kernel) {
-      auto args = this->template launch_args<DeepArgs3D, R>(step, sources, {});
-      args.updates = this->point_, args.classes = classes_.view();
-      args.flux = this->template flux<R>(), args.flux_table = this->template flux_table<R>();
-      args.steps = steps, args.edges = edges_.get();
-      HW_CUDA(cudaLaunchKernelEx(&config, kernel, u, u_prev, out_u, out_u_prev, args));
+    auto run = [&]<int R>(DeepKernel3D<R, Real, Eq> kernel) {
+      HW_CUDA(cudaLaunchKernelEx(&config, kernel, u, u_prev, out_u, out_u_prev, geo_, this->template lap<R>(),
+                                 this->update_, steps, this->starts(step), edges_.get(), sources, this->point_,
+                                 classes_.view(), this->template flux<R>(), this->template flux_table<R>()));
       HW_CUDA(cudaGetLastError());
     };
     if (this->flux_ || this->pointwise_)

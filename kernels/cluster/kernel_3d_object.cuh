@@ -27,13 +27,13 @@ constexpr bool events_apart = F == Form::uniform;
 // or none where the form is built both ways; clusters of several blocks
 // only where the build has their kernels.
 template <int R, class Real, class Eq, Form F, bool Clustered>
-KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d_clustered(int steps, bool events) {
+Kernel3D<R, Real, Eq> kernel_3d_clustered(int steps, bool events) {
   if constexpr (events_apart<F>)
     if (!events) return kernel_3d_of<R, Real, Eq, F, Clustered, false>(steps);
   return kernel_3d_of<R, Real, Eq, F, Clustered, true>(steps);
 }
 template <int R, class Real, class Eq, Form F>
-KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d(int steps, bool clustered, bool events) {
+Kernel3D<R, Real, Eq> kernel_3d(int steps, bool clustered, bool events) {
   if constexpr (build::cluster_3d_dsmem)
     if (clustered) return kernel_3d_clustered<R, Real, Eq, F, true>(steps, events);
   return kernel_3d_clustered<R, Real, Eq, F, false>(steps, events);
@@ -94,11 +94,10 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     const ClusterSources<Real> sources = this->sources(step, steps, stream);
     const bool events = sources.count > 0 || samples.count > 0;
     with_kernel([&]<int R, Form F>() {
-      auto args = this->template launch_args<PipelineArgs3D, R>(step, sources, samples);
-      args.updates = this->point_, args.classes = classes_.view();
-      args.flux = this->template flux<R>(), args.flux_table = this->template flux_table<R>();
       HW_CUDA(cudaLaunchKernelEx(&config, kernel_3d<R, Real, Eq, F>(steps, plan_.blocks() > 1, events), u, u_prev,
-                                 out_u, out_u_prev, args));
+                                 out_u, out_u_prev, geo_, this->template lap<R>(), this->update_, steps,
+                                 this->starts(step), this->point_, sources, samples, classes_.view(),
+                                 this->template flux<R>(), this->template flux_table<R>()));
     });
     HW_CUDA(cudaGetLastError());
   }

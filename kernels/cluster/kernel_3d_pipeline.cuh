@@ -90,17 +90,12 @@ __device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], cons
 template <int R, class Real, class Eq, int Steps, bool Clustered, Form F, bool Events>
 __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     cluster_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
-                      Real* __restrict__ out_u_prev, const __grid_constant__ PipelineArgs3D<R, Real, Eq> args) {
-  const ClusterGeometry<3>& geo = args.geo;
-  const LaplacianWeights<3, R, Real>& lap = args.lap;
-  const typename Eq::template Update<Real>& up = args.up;
-  const bool start = args.start;
-  const PointUpdates<3, Real, Eq>& updates = args.updates;
-  const ClusterSources<Real>& sources = args.sources;
-  const ClusterSamples<Real>& samples = args.samples;
-  const UpdateClasses<typename Eq::template Update<Real>>& classes = args.classes;
-  const FluxPairs<3, R, Real>& flux = args.flux;
-  const FluxTable<3, R, Real>& flux_table = args.flux_table;
+                      Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo,
+                      const LaplacianWeights<3, R, Real> lap, const typename Eq::template Update<Real> up,
+                      int /* steps: Steps */, const bool start, const PointUpdates<3, Real, Eq> updates,
+                      const ClusterSources<Real> sources, const ClusterSamples<Real> samples,
+                      const UpdateClasses<typename Eq::template Update<Real>> classes,
+                      const __grid_constant__ FluxPairs<3, R, Real> flux, const FluxTable<3, R, Real> flux_table) {
   constexpr bool two_levels = Eq::levels == 2;
   using Vec = Pack<Real>;
   constexpr int V = Vec::width, reach = Steps * R;
@@ -571,17 +566,17 @@ __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
 // The kernels of a form for every step count (kernel_args.cuh).
 template <int R, class Real, class Eq, bool Clustered, Form F, bool Events, int... S>
 auto kernels_3d(std::integer_sequence<int, S...>) {
-  return std::array<KernelOf<PipelineArgs3D<R, Real, Eq>>, sizeof...(S)>{
+  return std::array<Kernel3D<R, Real, Eq>, sizeof...(S)>{
       cluster_kernel_3d<R, Real, Eq, S + 1, Clustered, F, Events>...};
 }
 template <int R, class Real, class Eq, Form F, bool Clustered, bool Events>
-KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d_of(int steps) {
+Kernel3D<R, Real, Eq> kernel_3d_of(int steps) {
   constexpr auto counts = std::make_integer_sequence<int, max_levels_3d(R)>{};
   return kernels_3d<R, Real, Eq, Clustered, F, Events>(counts)[steps - 1];
 }
 // A form's kernels of one radius, precision, equation, clustering and
 // Events, built in a unit of their own (kernels/cluster/units.cmake).
 #define HEATWAVE_PIPELINE_3D(R, Real, Eq, F, Clustered, Events) \
-  template KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d_of<R, Real, Eq, F, Clustered, Events>(int);
+  template Kernel3D<R, Real, Eq> kernel_3d_of<R, Real, Eq, F, Clustered, Events>(int);
 
 }  // namespace heatwave::cuda

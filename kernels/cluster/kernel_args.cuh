@@ -1,75 +1,53 @@
 #pragma once
-// What the cluster kernels take: one argument struct a family (ClusterArgs,
-// what every launch passes, and what the family adds), after the fields, and
-// the functions that give a family's kernels. These are declared here for
-// the kernel objects, and defined with the kernels (each family's device
+// What the cluster kernels take: each family's kernel type (its parameters,
+// written here once for the kernel objects and the kernels' tables) and the
+// functions that give a family's kernels. These are declared here for the
+// kernel objects, and defined with the kernels (each family's device
 // header) in the units that instantiate them (kernels/cluster/units.cmake):
 // a kernel object's unit compiles no kernel. Device code: no host-only header.
 //
-// The fields stay parameters of their own: __restrict__ is what lets nvcc
-// load a read-only field through the non-coherent path, and it holds for a
-// kernel's pointer parameters, not for members of a struct.
+// A family's kernels take their arguments as parameters of their own, not
+// as one struct: with one struct parameter nvcc kept fewer of them as
+// invariant loads, and kernels at their register cap spilled (the 2D tiles'
+// flux-tile kernel 0 -> 60/108 bytes: heat 2D fp32 from a file -16.9%; the
+// 3D flux form's: heat 3D in layers -9.8%; H200, the same plans:
+// docs/performance.md, "The build's units").
 #include "kernels/cluster/kernel_2d_columns_support.cuh"
 #include "kernels/cluster/kernel_2d_forms.cuh"
 #include "kernels/cluster/update_classes.cuh"
 
 namespace heatwave::cuda {
 
-// A kernel of a family taking `Args`: (u, u_prev, out_u, out_u_prev, args),
-// u_prev u^{n-1} where the equation has two levels (v0 at step 0).
-template <class Args>
-using KernelOf = void (*)(const typename Args::Real*, const typename Args::Real*, typename Args::Real*,
-                          typename Args::Real*, Args);
-
-// What every launch passes: the geometry, the stencil's weights and the
-// equation's update, whether the launch's first step is the run's first
-// (the waves' Taylor start), the sources it adds and the receivers it records.
-template <int D, int R, class RealType, class Eq>
-struct ClusterArgs {
-  using Real = RealType;
-  ClusterGeometry<D> geo{};
-  LaplacianWeights<D, R, Real> lap{};
-  typename Eq::template Update<Real> up{};
-  bool start = false;
-  ClusterSources<Real> sources{};
-  ClusterSamples<Real> samples{};
-};
-
 // ------------------------------------------------ 2D tiles (kernel_2d.cuh) ---
 // Streaming and resident tiles: `steps` a launch, the pair tiles of a file's
 // alpha (Form::flux_tiles), the layers' pairs (Form::flux), the point
 // updates (Form::point); resident: the tiles' edges each step, two parities.
 template <int R, class Real, class Eq>
-struct TileArgs2D : ClusterArgs<2, R, Real, Eq> {
-  int steps = 1;
-  FluxTiles<R, Real> flux{};
-  FluxTable<2, R, Real> flux_table{};
-  PointUpdates<2, Real, Eq> updates{};
-  Real* edges = nullptr;
-};
-template <int R, class Real, class Eq>
 struct Kernels2D {
-  KernelOf<TileArgs2D<R, Real, Eq>> streaming, resident;
+  void (*streaming)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>, LaplacianWeights<2, R, Real>,
+                    typename Eq::template Update<Real>, int, bool, FluxTiles<R, Real>, FluxTable<2, R, Real>,
+                    PointUpdates<2, Real, Eq>, ClusterSources<Real>, ClusterSamples<Real>);
+  void (*resident)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>, LaplacianWeights<2, R, Real>,
+                   typename Eq::template Update<Real>, int, bool, Real*, FluxTiles<R, Real>, FluxTable<2, R, Real>,
+                   PointUpdates<2, Real, Eq>, ClusterSources<Real>, ClusterSamples<Real>);
 };
 template <int R, class Real, class Eq, Form F>
 Kernels2D<R, Real, Eq> kernels_2d();
 
 // ---------------------------------------- 2D columns (kernel_2d_columns.cuh) ---
 // The faces' ghost rules, the layers' pairs, a block's segment of rows, the
-// point form's updates by row.
+// point form's updates by row. A form's kernels with events E by level
+// count: those compiled (columns_levels_compiled, columns_kernels_shape),
+// null elsewhere.
 template <int R, class Real, class Eq>
-struct ColumnsArgs2D : ClusterArgs<2, R, Real, Eq> {
-  ColumnFaces<Real, R> faces{};
-  FluxTable<2, R, Real> flux_table{};
-  int segment_rows = 0;
-  ColumnUpdates<typename Eq::template Update<Real>> point{};
-};
-// A form's kernels with events E by level count: those compiled
-// (columns_levels_compiled, columns_kernels_shape), null elsewhere.
+using ColumnsKernel2D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<2>,
+                                 LaplacianWeights<2, R, Real>, typename Eq::template Update<Real>, ColumnFaces<Real, R>,
+                                 FluxTable<2, R, Real>, ClusterSources<Real>, bool, int, ClusterSamples<Real>,
+                                 ColumnUpdates<typename Eq::template Update<Real>>);
 template <int R, class Real, class Eq>
 struct ColumnsKernels2D {
   static constexpr int most = max_levels_columns(R, Eq::levels, sizeof(Real) == 8);
-  KernelOf<ColumnsArgs2D<R, Real, Eq>> by_levels[most + 1] = {};
+  ColumnsKernel2D<R, Real, Eq> by_levels[most + 1] = {};
 };
 template <int R, class Real, class Eq, Form F, ColumnEvents E>
 ColumnsKernels2D<R, Real, Eq> columns_kernels_2d();
@@ -83,20 +61,17 @@ ColumnsKernels2D<R, Real, Eq> columns_kernels_2d();
 __host__ __device__ constexpr int level0_planes_3d(int R) { return R <= 2 ? 8 : 2 * R + 3; }
 __host__ __device__ constexpr int upper_planes_3d(int R) { return 2 * R + 1; }
 
-// The point form's updates (each point's, or by classes), the flux form's
-// pairs (a file's alpha) and table (layers).
-template <int R, class Real, class Eq>
-struct PipelineArgs3D : ClusterArgs<3, R, Real, Eq> {
-  PointUpdates<3, Real, Eq> updates{};
-  UpdateClasses<typename Eq::template Update<Real>> classes{};
-  FluxPairs<3, R, Real> flux{};
-  FluxTable<3, R, Real> flux_table{};
-};
 // The kernel of a form for a launch of `steps` steps (1..max_levels_3d(R)),
 // in clusters of one block or more, with the code of sources and receivers
-// (Events) or without.
+// (Events) or without: the point form's updates (each point's, or by
+// classes), the flux form's pairs (a file's alpha) and table (layers).
+template <int R, class Real, class Eq>
+using Kernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
+                          typename Eq::template Update<Real>, int, bool, PointUpdates<3, Real, Eq>,
+                          ClusterSources<Real>, ClusterSamples<Real>, UpdateClasses<typename Eq::template Update<Real>>,
+                          FluxPairs<3, R, Real>, FluxTable<3, R, Real>);
 template <int R, class Real, class Eq, Form F, bool Clustered, bool Events>
-KernelOf<PipelineArgs3D<R, Real, Eq>> kernel_3d_of(int steps);
+Kernel3D<R, Real, Eq> kernel_3d_of(int steps);
 
 // ---------------------------------------------- 3D deep (kernel_3d_deep.cuh) ---
 // A thread owns a pack of V points on deep_rows rows of its block's tile, at
@@ -131,21 +106,21 @@ __host__ __device__ inline int deep_strip_levels(int k) { return max(k - 1, 1); 
 
 // The pipeline's media, `steps` a launch and the tiles' edge strips.
 template <int R, class Real, class Eq>
-struct DeepArgs3D : PipelineArgs3D<R, Real, Eq> {
-  int steps = 1;
-  Real* edges = nullptr;
-};
+using DeepKernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
+                              typename Eq::template Update<Real>, int, bool, Real*, ClusterSources<Real>,
+                              PointUpdates<3, Real, Eq>, UpdateClasses<typename Eq::template Update<Real>>,
+                              FluxPairs<3, R, Real>, FluxTable<3, R, Real>);
 // The uniform form's kernels: the rings' (any step count), with sources'
 // code, and at radius 1 in fp32 the register windows' by level count (null
 // elsewhere); and a media form's rings kernel.
 template <int R, class Real, class Eq>
 struct DeepKernels3D {
-  KernelOf<DeepArgs3D<R, Real, Eq>> rings, sourced;
-  KernelOf<DeepArgs3D<R, Real, Eq>> windows[deep_window_levels + 1];
+  DeepKernel3D<R, Real, Eq> rings, sourced;
+  DeepKernel3D<R, Real, Eq> windows[deep_window_levels + 1];
 };
 template <int R, class Real, class Eq>
 DeepKernels3D<R, Real, Eq> deep_kernels_3d();
 template <int R, class Real, class Eq, Form F>
-KernelOf<DeepArgs3D<R, Real, Eq>> deep_media_kernel_3d();
+DeepKernel3D<R, Real, Eq> deep_media_kernel_3d();
 
 }  // namespace heatwave::cuda

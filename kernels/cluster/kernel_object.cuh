@@ -244,17 +244,9 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
     return config;
   }
 
-  // A family's launch arguments (kernel_args.cuh) with what every launch
-  // passes: the geometry, weights and update, the Taylor start at step 0,
-  // the launch's sources and receivers.
-  template <template <int, class, class> class Args, int R>
-  Args<R, Real, Eq> launch_args(long step, const ClusterSources<Real>& sources,
-                                const ClusterSamples<Real>& samples) const {
-    Args<R, Real, Eq> args;
-    args.geo = geo_, args.lap = lap<R>(), args.up = update_, args.start = Eq::levels == 2 && step == 0;
-    args.sources = sources, args.samples = samples;
-    return args;
-  }
+  // Whether a launch from `step` starts the run: the Taylor start of an
+  // equation second order in time.
+  static bool starts(long step) { return Eq::levels == 2 && step == 0; }
 
   template <int R>
   const LaplacianWeights<D, R, Real>& lap() const {

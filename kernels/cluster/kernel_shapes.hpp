@@ -4,15 +4,22 @@
 // C++). No host-only header.
 namespace heatwave::cuda {
 
-// The tiling of a launch plan (ClusterPlan, plan.hpp, adds the host's modes):
-// clusters of cluster_x x cluster_y blocks, a block's tile, k steps a launch,
-// thread rows (a power of 2; threads along x: a 16-byte pack each across
-// the tile and its halo).
+// A launch plan's numbers, as the kernels read them (ClusterPlan, plan.hpp,
+// adds what the host does with them): clusters of cluster_x x cluster_y
+// blocks, a block's tile, k steps a launch, thread rows (a power of 2;
+// threads along x: a 16-byte pack each across the tile and its halo), and
+// the mode (plan.hpp). (The kernels' parameters hold it in ClusterGeometry:
+// the same fields as before, so the same layout. Four bytes fewer shifted
+// every later field, and ptxas spilled 8 bytes more in the 2D flux-tile
+// kernel and 56/180 in the resident one.)
 struct LaunchShape {
   int cluster_x = 1, cluster_y = 1;
   int tile_x = 0, tile_y = 0, tile_z = 0;
   int k = 1;
   int threads_y = 1;
+  bool resident = false;
+  bool deep = false;
+  bool columns = false;
   constexpr int blocks() const { return cluster_x * cluster_y; }
   bool operator==(const LaunchShape&) const = default;
 };

@@ -33,14 +33,10 @@ namespace heatwave::cuda {
 // column, streams a segment of tile_y rows (0: the count that finishes
 // soonest on the GPU) k levels deep, each column's rows in registers
 // (cluster_y and threads_y are not used).
-// (The tiling, LaunchShape, is what the kernels read: kernel_shapes.hpp.)
+// (Its numbers, LaunchShape, are what the kernels read: kernel_shapes.hpp.)
 struct ClusterPlan : LaunchShape {
-  bool resident = false;
-  bool deep = false;
-  bool columns = false;
-
   // The plan that says "the baseline step kernel is faster here" (in the plan cache as "baseline").
-  static ClusterPlan baseline_plan() { return ClusterPlan{{0, 0, 0, 0, 0, 0, 0}, false, false, false}; }
+  static ClusterPlan baseline_plan() { return ClusterPlan{{0, 0, 0, 0, 0, 0, 0, false, false, false}}; }
   bool baseline() const { return cluster_x == 0; }
   std::string text() const;    // "cluster 1x2, tile 112x88, k 8, 8 thread rows"
   // "1,2,112,88,0,8,8", "resident,120,32,8", "deep,64,32,6", "columns,256,0,12" or "baseline" (what parse reads)
