@@ -30,6 +30,17 @@ function(heatwave_each out macro args)
   set(${out} "${lines}" PARENT_SCOPE)
 endfunction()
 
+# Units `name`_r<group> of `macro`(args) for each radius group of ARGN
+# ("12": radius 1 and 2 in one unit), @V@ in args the radius.
+function(heatwave_radius_units name header what macro args)
+  foreach(group ${ARGN})
+    string(REGEX MATCHALL "[1-4]" radii "${group}")
+    heatwave_each(lines ${macro} "${args}" ${radii})
+    heatwave_cluster_unit(${name}_r${group} ${header} "${what}, radius ${radii}" "${lines}")
+  endforeach()
+  set(heatwave_cluster_units ${heatwave_cluster_units} PARENT_SCOPE)
+endfunction()
+
 # The forms an equation's kernels are built for (common.cuh's Form): the
 # uniform form for all; the flux form where a flux coefficient varies (the
 # heat's alpha; in 2D also its pair tiles from a file), the point form where
@@ -77,12 +88,8 @@ foreach(REAL float double)
       if(FORM STREQUAL "point")
         set(groups 1 2 3 4)
       endif()
-      foreach(group ${groups})
-        string(REGEX MATCHALL "[1-4]" radii "${group}")
-        heatwave_each(lines HEATWAVE_TILES_2D "@V@, ${REAL}, ${EQUATION}, Form::${FORM}" ${radii})
-        heatwave_cluster_unit(tiles_2d_${REAL}_${EQUATION}_${FORM}_r${group} kernel_2d.cuh
-                              "the 2D tiles' kernels of ${case}, ${FORM} form, radius ${radii}" "${lines}")
-      endforeach()
+      heatwave_radius_units(tiles_2d_${REAL}_${EQUATION}_${FORM} kernel_2d.cuh "the 2D tiles' kernels of ${case}, ${FORM} form"
+                            HEATWAVE_TILES_2D "@V@, ${REAL}, ${EQUATION}, Form::${FORM}" ${groups})
     endforeach()
 
     # 2D columns (kernel_2d_columns.cuh): a unit a form and events (none,
@@ -95,14 +102,9 @@ foreach(REAL float double)
     endif()
     foreach(FORM ${forms})
       foreach(EVENTS none sources receivers)
-        foreach(group ${groups})
-          string(REGEX MATCHALL "[1-4]" radii "${group}")
-          heatwave_each(lines HEATWAVE_COLUMNS_2D
-                        "@V@, ${REAL}, ${EQUATION}, Form::${FORM}, ColumnEvents::${EVENTS}" ${radii})
-          heatwave_cluster_unit(columns_2d_${REAL}_${EQUATION}_${FORM}_${EVENTS}_r${group} kernel_2d_columns.cuh
-                                "the 2D columns kernels of ${case}, ${FORM} form, events ${EVENTS}, radius ${radii}"
-                                "${lines}")
-        endforeach()
+        heatwave_radius_units(columns_2d_${REAL}_${EQUATION}_${FORM}_${EVENTS} kernel_2d_columns.cuh
+                              "the 2D columns kernels of ${case}, ${FORM} form, events ${EVENTS}" HEATWAVE_COLUMNS_2D
+                              "@V@, ${REAL}, ${EQUATION}, Form::${FORM}, ColumnEvents::${EVENTS}" ${groups})
       endforeach()
     endforeach()
 
@@ -143,12 +145,9 @@ foreach(REAL float double)
                             "the 3D deep family's kernels of ${case}, uniform form" "${lines}")
       list(REMOVE_ITEM forms uniform)
       foreach(FORM ${forms})
-        foreach(group 12 34)
-          string(REGEX MATCHALL "[1-4]" radii "${group}")
-          heatwave_each(lines HEATWAVE_DEEP_MEDIA_3D "@V@, ${REAL}, ${EQUATION}, Form::${FORM}" ${radii})
-          heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_${FORM}_r${group} kernel_3d_deep.cuh
-                                "the 3D deep family's kernels of ${case}, ${FORM} form, radius ${radii}" "${lines}")
-        endforeach()
+        heatwave_radius_units(deep_3d_${REAL}_${EQUATION}_${FORM} kernel_3d_deep.cuh
+                              "the 3D deep family's kernels of ${case}, ${FORM} form" HEATWAVE_DEEP_MEDIA_3D
+                              "@V@, ${REAL}, ${EQUATION}, Form::${FORM}" 12 34)
       endforeach()
     endif()
   endforeach()
