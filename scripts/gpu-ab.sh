@@ -4,7 +4,7 @@
 # .carry/before.tar). Each part is chosen by HEATWAVE_AB_STEPS, in this order:
 #   build    the after build in build-gpu (the heatwave target timed on its
 #            own, then the rest), the before build's heatwave target in
-#            /tmp/before; a build already there is kept (ninja rebuilds
+#            /tmp/before (when bench or shot runs); a build already there is kept (ninja rebuilds
 #            what changed), so that a warm machine's next call reuses both
 #   tests    ctest -L gpu (after)
 #   golden   tests/golden/golden.py with cuda and cuda-cluster (after)
@@ -47,7 +47,8 @@ if [[ $steps == *build* ]]; then
   else
     tail -30 "$out/build-after.log"; log "AFTER BUILD FAILED"; exit 1
   fi
-  if [[ ! -x /tmp/before/build/heatwave ]]; then
+  # The before build only for the steps that run it.
+  if [[ ! -x /tmp/before/build/heatwave && ( $steps == *bench* || $steps == *shot* ) ]]; then
     stamp "build before"
     rm -rf /tmp/before && mkdir -p /tmp/before && tar -xf .carry/before.tar -C /tmp/before
     start=$SECONDS
