@@ -34,9 +34,38 @@ constexpr int min_of(int a, int b) { return a < b ? a : b; }
 // code; deeper pipelines recompute more halo than they save: at radius 3
 // and 4 a third level's cone leaves a 512-thread block tiles of 16-24 rows).
 constexpr int max_levels_3d(int radius) { return radius == 1 ? 4 : radius == 2 ? 3 : 2; }
-// A deep plan's levels: its rings of 2r+1 planes a level share a block's
-// shared memory (the kernel object refuses plans they do not fit).
-inline constexpr int max_levels_deep = 12;
+// The deep family (kernel_3d_deep.cuh).
+// A block of 256 threads a tile, one an SM (255 registers a thread); a
+// thread a column of the tile's rows at one x.
+inline constexpr int deep_threads = 256;
+// The shape a deep kernel is compiled for, by radius, precision and the
+// equation's levels: the tile (fp32 64 x 32, a thread 8 points; fp64 32 x
+// 32, 4 points: each a 256-thread block's) and the most levels a launch
+// (its rings of r+1 planes a level fit 227 KiB: heat r 1 8, r 2 6; the
+// waves, whose levels also hold u^{m-1}, r 1 6). A launch runs 1..k of them.
+struct DeepShape {
+  int tile_x = 0, tile_y = 0, k = 0;
+};
+constexpr DeepShape deep_shape(int R, bool fp64, int levels) {
+  const int k = levels == 1 ? (R == 1 ? (fp64 ? 8 : 7) : (fp64 ? 5 : 4)) : (fp64 ? 6 : 5);
+  return {fp64 ? 32 : 64, 32, k};
+}
+// Whether a deep kernel is built for a radius and the equation's levels.
+constexpr bool deep_built(int R, int levels) { return R == 1 || (R == 2 && levels == 1); }
+constexpr int deep_points(int tile_x, int tile_y) { return tile_x * tile_y / deep_threads; }
+constexpr int deep_plane(int R, int tile_x, int tile_y) { return (tile_x + 2 * R) * (tile_y + 2 * R); }
+// Shared planes: level 0's ring of 2(r+1) (u, and u^{n-1} for two levels),
+// then r+1 a level 1..k-1.
+constexpr int deep_planes(int R, int levels, int k) { return levels * 2 * (R + 1) + (k - 1) * (R + 1); }
+// A level's edge values a block (four strips, r deep).
+constexpr int deep_edge_values(int R, int tile_x, int tile_y) { return 2 * R * (tile_x + tile_y); }
+// A block's shared memory: the planes, then the halo points' list
+// (deep_kernel_3d's HaloItem: three ints a point of levels 1..k-1).
+constexpr long deep_shared_bytes(int R, int levels, int k, int real_bytes, int tile_x, int tile_y) {
+  return static_cast<long>(real_bytes) * deep_planes(R, levels, k) * deep_plane(R, tile_x, tile_y) +
+         12L * (k - 1) * deep_edge_values(R, tile_x, tile_y);
+}
+
 // A columns kernel's shape (kernel_2d_columns.cuh: a thread a column, each
 // level's rows of it in registers), by radius, precision, the equation's
 // levels and whether the kernel holds coefficients (the heat's flux form,

@@ -153,7 +153,7 @@ std::string unbuilt_plan(const ClusterPlan& plan, int dims, int radius) {
 }
 
 std::string unbuilt_case(const Problem& problem) {
-  if (problem.dims != 3 || problem.radius <= max_radius_3d || build::cluster_3d_deep) return "";
+  if (problem.dims != 3 || problem.radius <= max_radius_3d) return "";
   ClusterPlan pipeline;  // any plan of the pipeline
   pipeline.tile_x = pipeline.tile_y = 2 * problem.radius, pipeline.tile_z = 1;
   return unbuilt_plan(pipeline, 3, problem.radius);
@@ -307,11 +307,13 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
         add(c);
       }
     }
-    // The deep family at its best tile (H100, heat fp32 512^3, 64x32: k 5
-    // 302 Gcells/s, k 4 272, k 6 275, against the pipeline's 372; fp64 32x32
-    // k 6 146; docs/performance.md). The kernel object refuses the cases it
-    // does not take (ranks split along x or y) and rings that do not fit.
-    for (int k : R == 1 ? std::vector<int>{4, 5, 6} : std::vector<int>{2, 3}) add(plan_deep(f64 ? 32 : 64, 32, k));
+    // The deep family at its compiled shape and k (its kernels: that k, and 1
+    // for a remainder). The kernel object refuses the cases it does not take (media,
+    // sources, ranks split along x or y, more tiles than fit at once).
+    if (deep_built(R, problem.levels())) {
+      const DeepShape shape = deep_shape(R, f64, problem.levels());
+      add(plan_deep(shape.tile_x, shape.tile_y, shape.k));
+    }
     return out;
   }
   // The columns family (the kernel object refuses a file's alpha and the

@@ -134,20 +134,21 @@ foreach(REAL float double)
       endforeach()
     endforeach()
 
-    # 3D deep family (HEATWAVE_CLUSTER_3D_DEEP; kernel_3d_deep.cuh), radius
-    # 1-4: its object; the uniform form's kernels; a media form's a radius pair.
+    # 3D deep family (HEATWAVE_CLUSTER_3D_DEEP; kernel_3d_deep.cuh): its
+    # object, and a unit a radius of its shapes (kernel_args.cuh's
+    # deep_built: the heat r 1 and 2, the waves r 1).
     if(HEATWAVE_CLUSTER_3D_DEEP)
       heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_object kernel_3d_deep_object.cuh
                             "the 3D deep family's kernel object of ${case}"
                             "HEATWAVE_DEEP_OBJECT_3D(${REAL}, ${EQUATION})\n")
-      heatwave_each(lines HEATWAVE_DEEP_3D "@V@, ${REAL}, ${EQUATION}" 1 2 3 4)
-      heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_uniform kernel_3d_deep.cuh
-                            "the 3D deep family's kernels of ${case}, uniform form" "${lines}")
-      list(REMOVE_ITEM forms uniform)
-      foreach(FORM ${forms})
-        heatwave_radius_units(deep_3d_${REAL}_${EQUATION}_${FORM} kernel_3d_deep.cuh
-                              "the 3D deep family's kernels of ${case}, ${FORM} form" HEATWAVE_DEEP_MEDIA_3D
-                              "@V@, ${REAL}, ${EQUATION}, Form::${FORM}" 12 34)
+      set(deep_radii 1)
+      if(EQUATION STREQUAL "Heat")
+        set(deep_radii 1 2)
+      endif()
+      foreach(R ${deep_radii})
+        heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_r${R} kernel_3d_deep.cuh
+                              "the 3D deep family's kernel of ${case}, radius ${R}"
+                              "HEATWAVE_DEEP_3D(${R}, ${REAL}, ${EQUATION})\n")
       endforeach()
     endif()
   endforeach()

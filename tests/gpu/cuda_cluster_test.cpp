@@ -110,22 +110,32 @@ TEST(GpuCluster, DeepPipelines3D) {
   }
 }
 
-// The deep family (one persistent block a tile, k levels, edges at a grid
-// barrier every r planes): every equation and radius, several tiles a side
-// with last tiles partial (more than r wide), one tile a side in fp32 at
-// r 1-2 (its own periodic neighbour), k = 1 (no exchange) and remainders of 1..4 steps.
+// The deep family (levels r+1 planes apart, a thread a column of its
+// tile's rows, edges at a grid barrier every plane): each compiled shape,
+// every equation and radius it is built for, several tiles a side (the last
+// moved back over its neighbour), one tile a side and one and a bit (its own
+// periodic neighbour, or a neighbour it overlaps), k the shape's (chunks
+// with remainders: launches of one step) and 1.
 TEST(GpuCluster, DeepFamily3D) {
   if (!build::cluster_3d_deep) GTEST_SKIP() << "this build leaves the deep family out (HEATWAVE_CLUSTER_3D_DEEP)";
   for (const char* eq : {"heat", "wave", "damped_wave"})
-    for (int r : radii)
-      for (const char* plan : {"deep,16,8,3", "deep,8,6,5", "deep,16,8,6", "deep,32,16,1", "deep,40,30,2"}) {
-        const bool wide = std::strcmp(plan, "deep,40,30,2") == 0;  // its rings fit r 1-2; fp64: 24x30 (threads)
-        if (wide && r > 2) continue;
-        if (!wide)
-          check_cluster<float, 3>(eq, r, "[32, 24, 26]", 7, 2, plan);  // whole tiles: no pack across a tile's end
-        check_cluster<float, 3>(eq, r, "[37, 29, 26]", 7, 2, plan);
-        check_cluster<double, 3>(eq, r, "[69, 53, 13]", 5, 1, wide ? "deep,24,30,2" : plan);
+    for (int r : {1, 2}) {
+      const int levels = std::strcmp(eq, "heat") == 0 ? 1 : 2;
+      if (!cuda::deep_built(r, levels)) continue;
+      for (const bool fp64 : {false, true}) {
+        const cuda::DeepShape shape = cuda::deep_shape(r, fp64, levels);
+        for (int k : {shape.k, 1}) {
+          const std::string plan = fmt::format("deep,{},{},{}", shape.tile_x, shape.tile_y, k);
+          if (fp64) {
+            check_cluster<double, 3>(eq, r, "[69, 53, 13]", shape.k + 1, 1, plan.c_str());
+            check_cluster<double, 3>(eq, r, "[32, 34, 9]", 3, 2, plan.c_str());
+          } else {
+            check_cluster<float, 3>(eq, r, "[150, 70, 21]", shape.k + 2, 1, plan.c_str());
+            check_cluster<float, 3>(eq, r, "[66, 32, 9]", 3, 2, plan.c_str());
+          }
+        }
       }
+    }
 }
 
 // The columns family (a thread a column, every level's rows in registers):
@@ -252,11 +262,12 @@ TEST(GpuCluster, FallsBackWithAReason) {
   // Radius 3 and 4: two levels at most in 3D (plan.hpp: max_levels_3d).
   if (build::cluster_3d_high_radius)
     expect_fallback<3, double>("1,1,8,8,8,3,1", 4, "[19, 13, 11]", "k from 1 to 2 for radius 4");
-  // Deep plans: their k, tiles whose last is at most r wide, the cases they do not take.
+  // Deep plans: their shape and k, an axis shorter than a tile, a last tile of fewer than r own points.
   if (build::cluster_3d_deep) {
-    expect_fallback<3, float>("deep,16,8,13", 1, "[19, 13, 11]", "k from 1 to 12");
-    expect_fallback<3, float>("deep,16,8,2", 1, "[17, 16, 11]", "leaves a last tile of 1 points along x");
-    expect_fallback<3, double>("deep,64,64,2", 1, "[19, 13, 11]", "threads a block (at most 512)");
+    expect_fallback<3, float>("deep,64,32,9", 1, "[130, 70, 11]", "take tiles of 64x32 and k 7 (or 1)");
+    expect_fallback<3, double>("deep,64,32,8", 1, "[70, 40, 11]", "take tiles of 32x32");
+    expect_fallback<3, float>("deep,64,32,7", 1, "[60, 40, 11]", "needs at least 64 points along x");
+    expect_fallback<3, float>("deep,64,32,4", 2, "[129, 40, 11]", "and a last tile of r or more");
   }
   // Columns plans: their k, threads and the halo they keep.
   expect_fallback<2, float>("columns,256,0,13", 1, "[37, 29]", "k from 1 to 12 for radius 1");

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The deep 3D family on a GPU (issue 71), in one call: the build with its
+# kernels (-DHEATWAVE_CLUSTER_3D_DEEP=ON), its GPU tests (bitwise the host's),
+# bench/deep-3d.yaml (autotuned and at the family's fixed plans), EBISU's
+# 3d7pt at the same sizes (scripts/ebisu-3d.sh; its sources in .carry/ebisu),
+# compute-sanitizer on small deep cases, and ctest -L gpu. Steps by
+# HEATWAVE_DEEP_STEPS (default: build tests bench ebisu sanitize ctest).
+#   scripts/gpu-deep.sh OUT_DIR
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:-out/deep}")
+steps=${HEATWAVE_DEEP_STEPS:-build tests bench ebisu sanitize ctest}
+mkdir -p "$out"
+source scripts/gpu-env.sh
+status=0
+stamp() { log "$* ($(date +%T), $((SECONDS / 60)) min $((SECONDS % 60)) s into this call)"; }
+
+if [[ $steps == *build* ]]; then
+  stamp "build"
+  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON &&
+      cmake --build build-gpu -j "$(nproc)" --target heatwave heatwave_gpu_tests; } >"$out/build.log" 2>&1 ||
+    { grep -B2 -A12 "error" "$out/build.log" | head -60; log "BUILD FAILED"; exit 1; }
+  build-gpu/heatwave info | grep -E "^heatwave|cluster kernels" | tee -a "$out/summary.txt"
+fi
+if [[ $steps == *tests* ]]; then
+  stamp "gpu tests: the deep family"
+  (cd build-gpu && ./tests/heatwave_gpu_tests --clusters \
+     --gtest_filter="${HEATWAVE_DEEP_FILTER:-GpuCluster.DeepFamily3D:GpuCluster.FallsBackWithAReason}") \
+    >"$out/gpu-tests.log" 2>&1 || status=1
+  grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED  \]|differ|Failure" "$out/gpu-tests.log" | head -30 |
+    tee -a "$out/summary.txt"
+fi
+if [[ $steps == *bench* ]]; then
+  stamp "bench/deep-3d.yaml"
+  export HEATWAVE_CACHE_DIR=/tmp/heatwave-deep-plans
+  build-gpu/heatwave bench bench/deep-3d.yaml --json "$out/deep-3d.json" >"$out/bench.log" 2>&1 || status=1
+  python3 - "$out/deep-3d.json" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+for c in json.load(open(sys.argv[1]))["cases"]:
+    print(f"{c['backend']:13} {c['equation']:5} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid'])):13}"
+          f" {c['cells_per_second'] / 1e9:7.1f} Gcells/s  {c.get('cluster_plan') or ''}")
+PY
+fi
+if [[ $steps == *ebisu* ]]; then
+  stamp "EBISU 3d7pt"
+  EBISU_REPS=${EBISU_REPS:-2} EBISU_CHECK=${EBISU_CHECK:-0} scripts/ebisu-3d.sh "$out" >"$out/ebisu.log" 2>&1 || status=1
+  tail -8 "$out/ebisu.log" | tee -a "$out/summary.txt"
+fi
+if [[ $steps == *sanitize* ]]; then
+  work=/tmp/deep-sanitize && mkdir -p $work
+  cat >$work/heat.yaml <<'YAML'
+equation: heat
+precision: float32
+grid: {points: [70, 40, 10]}
+alpha: 1.0
+time: {dt: auto, steps: 9}
+boundary: {default: dirichlet, x_low: neumann, z_high: neumann}
+initial: {type: random, seed: 3}
+YAML
+  cat >$work/wave.yaml <<'YAML'
+equation: wave
+precision: float64
+grid: {points: [40, 36, 8]}
+c: 1.0
+time: {dt: auto, steps: 7}
+boundary: {default: periodic, y_low: dirichlet, y_high: neumann}
+initial: {type: random, seed: 3}
+YAML
+  for tool in memcheck racecheck synccheck; do
+    for c in heat:deep,64,32,7 wave:deep,32,32,6; do
+      name=${c%%:*} plan=${c#*:}
+      stamp "compute-sanitizer $tool $name $plan"
+      if (cd $work && HEATWAVE_CLUSTER_PLAN=$plan compute-sanitizer --tool $tool --error-exitcode 99 \
+            "$OLDPWD/build-gpu/heatwave" run $name.yaml --backend cuda-cluster --overwrite --metrics m.json) \
+           >"$out/sanitize-$tool-$name.log" 2>&1; then
+        echo "$tool $name: clean ($(grep -o 'plan ([^)]*)' "$out/sanitize-$tool-$name.log" | head -1))" | tee -a "$out/summary.txt"
+      else
+        echo "$tool $name: FAILED" | tee -a "$out/summary.txt"; tail -15 "$out/sanitize-$tool-$name.log"; status=1
+      fi
+    done
+  done
+fi
+if [[ $steps == *ctest* ]]; then
+  stamp "ctest -L gpu"
+  (cd build-gpu && ctest --output-on-failure -L gpu) >"$out/ctest-gpu.log" 2>&1 || status=1
+  grep -E "tests passed|tests failed|Test time|\[  FAILED" "$out/ctest-gpu.log" | sort | uniq -c | head | tee -a "$out/summary.txt"
+fi
+stamp "done (status $status)"
+exit $status
