@@ -109,7 +109,7 @@ int command_run(const RunOptions& o) {
   // A config past the stability limit or off t_end, or whose outputs collide, stops here, before the log starts.
   const Problem problem = Problem::from(config);
   check_run_paths(config, problem);
-  const std::vector<std::string> warnings = check_source_frequencies(problem);
+  const std::vector<std::string> warnings = check_sources(problem);
   spdlog::info("heatwave {} ({}) - {} {}D, {}, radius {}, config {} (hash {})", build::version, build::git_commit,
                to_string(config.equation), config.dims, to_string(config.precision), config.radius, config.source,
                config_hash(config));

@@ -133,13 +133,22 @@ Medium parse_medium(const Section& material, const std::string& key, const Coeff
   return m;
 }
 
-// The position list of a source (`center`, `position`): one coordinate per axis.
+// The position of a source (`center`, `position`): one coordinate per axis,
+// inside the domain (a periodic axis's length is its 0): a Gaussian centred
+// outside injects nothing, as a point there would not.
 std::array<double, max_dims> parse_position(const Section& s, const std::string& key, const Config& cfg) {
   const auto v = s.list<double>(key);
   if (static_cast<int>(v.size()) != cfg.dims)
     s.invalid(key, "needs one coordinate per axis (" + std::to_string(cfg.dims) + ")");
   std::array<double, max_dims> x{0, 0, 0};
   std::copy(v.begin(), v.end(), x.begin());
+  for (int a = 0; a < cfg.dims; ++a) {
+    const bool periodic = cfg.boundary[a][0].type == BoundaryType::periodic;
+    const double length = cfg.length[a];
+    if (!(x[a] >= 0 && (periodic ? x[a] < length : x[a] <= length)))
+      s.invalid(key, fmt::format("is outside the domain: {} = {} is not in [0, {}{}", axis_names[a], x[a], length,
+                                 periodic ? ") (periodic)" : "]"));
+  }
   return x;
 }
 
@@ -224,6 +233,9 @@ TimeFunction parse_time_function(const Section& source) {
   }
   // A Ricker wavelet starts near zero one period after t = 0 (as in Devito).
   if (delay) f.delay = s.get<double>("delay", f.type == TimeFunctionType::ricker ? 1 / f.frequency : 0.0);
+  if (f.delay < 0)
+    s.invalid("delay", "puts the pulse's peak (at t = delay) before t = 0, where the run starts: it injects the "
+                       "pulse's tail only, or nothing; give delay >= 0");
   if (width) {
     f.width = s.require<double>("width");
     if (f.width <= 0) s.invalid("width", "must be > 0");
@@ -262,11 +274,7 @@ Source parse_source(const Section& s, const Config& cfg) {
       if (!s.has("position")) s.invalid("position", "is required");
       src.center = parse_position(s, "position", cfg);
       for (int a = 0; a < cfg.dims; ++a) {
-        const bool periodic = cfg.boundary[a][0].type == BoundaryType::periodic;
         const double x = src.center[a], length = cfg.length[a];
-        if (!(x >= 0 && (periodic ? x < length : x <= length)))
-          s.invalid("position", fmt::format("is outside the domain: {} = {} is not in [0, {}{}", axis_names[a], x,
-                                            length, periodic ? ") (periodic)" : "]"));
         for (int side = 0; side < 2; ++side)
           if (cfg.boundary[a][side].type == BoundaryType::dirichlet && x == (side ? length : 0.0))
             s.invalid("position", fmt::format("lies in the Dirichlet face {}_{} (which holds its value: a source "

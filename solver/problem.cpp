@@ -1,5 +1,6 @@
 #include "solver/problem.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string_view>
@@ -201,7 +202,7 @@ Problem Problem::from(const Config& config, const RestartClock& clock, bool new_
   return resumed;
 }
 
-std::vector<std::string> check_source_frequencies(const Problem& p) {
+std::vector<std::string> check_sources(const Problem& p) {
   std::vector<std::string> warnings;
   const bool wave = info(p.equation).levels == 2;
   double c_min = 0, h_max = 0;
@@ -215,6 +216,26 @@ std::vector<std::string> check_source_frequencies(const Problem& p) {
   const double points_wanted = points_by_radius[p.radius - 1], samples_wanted = 10;
   for (std::size_t i = 0; i < p.sources.size(); ++i) {
     const TimeFunction& f = p.sources[i].time;
+    // A bump or a pulse narrower than the grid's or the clock's step falls between the samples: it injects nothing.
+    std::ostringstream narrow;
+    narrow.precision(4);
+    narrow << p.source << ": 'sources[" << i << "].";
+    if (p.sources[i].type == SourceType::gaussian) {
+      const int a = static_cast<int>(std::max_element(p.spacing.begin(), p.spacing.begin() + p.dims) - p.spacing.begin());
+      if (p.sources[i].width < p.spacing[a]) {
+        narrow << "width' = " << p.sources[i].width << " is narrower than the grid spacing h = " << p.spacing[a]
+               << " (along " << axis_names[a]
+               << "): the grid cannot resolve it, and it injects at one point at most (none where its centre is off "
+                  "the points); widen it to h or more, or use a point source";
+        throw Error(ExitCode::invalid_value, narrow.str());
+      }
+    }
+    if (f.type == TimeFunctionType::gaussian && f.width < p.dt) {
+      narrow << "time.width' = " << f.width << " (gaussian) is narrower than the time step dt = " << p.dt
+             << ": the steps sample the pulse once at most (none where its delay is off the steps); widen it to dt "
+                "or more, or lower dt";
+      throw Error(ExitCode::invalid_value, narrow.str());
+    }
     if (f.type != TimeFunctionType::ricker && f.type != TimeFunctionType::sine) continue;
     const double time_nyquist = 1 / (2 * p.dt), samples = 1 / (f.frequency * p.dt);
     std::ostringstream at;

@@ -87,7 +87,10 @@ struct Problem {
   std::string stability_rule() const;
 };
 
-// Sources with a frequency (ricker, sine) against what the run resolves (a
+// Sources against what the run resolves: a Gaussian bump narrower than the
+// grid spacing, or a Gaussian pulse narrower than dt, falls between the
+// samples and injects nothing (Error(invalid_value) naming it). Sources
+// with a frequency (ricker, sine) against what the run resolves (a
 // user's run: `heatwave run`; validation cases test the numerics on grids
 // that need not resolve anything): in time, samples a period against dt's
 // Nyquist limit 1/(2 dt); for the wave equations, grid points a wavelength
@@ -95,6 +98,6 @@ struct Problem {
 // Past either limit: Error(invalid_value) naming the source, the frequency
 // and the limit. Below the usual rule of thumb (10 points a wavelength at
 // radius 1, 6 at radius 2; 10 samples a period): a warning, returned.
-std::vector<std::string> check_source_frequencies(const Problem& problem);
+std::vector<std::string> check_sources(const Problem& problem);
 
 }  // namespace heatwave

@@ -444,6 +444,28 @@ else
   fail "--log-level debug" "${why:-a debug line is missing}"
 fi
 
+echo "== inputs that would do nothing, and messages that name the cause"
+# base EQUATION [LINE...]: a 64x48 case with u = 0, Dirichlet faces, 40 steps, float64.
+base() {
+  printf 'equation: %s\ngrid: {points: [64, 48]}\ntime: {dt: auto, steps: 40}\n' "$1"
+  printf 'initial: {type: constant, value: 0.0}\nboundary: dirichlet\nbackend: host\nthreads: 1\nmetrics: {file: ""}\n'
+  shift
+  for line in "$@"; do printf '%s\n' "$line"; done
+}
+base wave "sources: [{type: gaussian, center: [5.0, 5.0], width: 0.05}]" >g-out.yaml
+check_case "a Gaussian source centred outside the grid: exit 7 naming it" 7 "'sources[0].center' = [5.0, 5.0]" \
+  "is outside the domain: x = 5 is not in [0, 1]" -- "$heatwave" run g-out.yaml
+base wave "sources: [{type: gaussian, center: [0.5, 0.5], width: 1.0e-6}]" >g-narrow.yaml
+check_case "a Gaussian source narrower than the grid spacing: exit 7" 7 "'sources[0].width' = 1e-06" \
+  "narrower than the grid spacing" -- "$heatwave" run g-narrow.yaml
+base wave "sources: [{type: point, position: [0.5, 0.5], time: {type: gaussian, width: 1.0e-9, delay: 0.1}}]" >t-narrow.yaml
+check_case "a Gaussian pulse narrower than dt: exit 7" 7 "'sources[0].time.width' = 1e-09" "narrower than the time step" -- \
+  "$heatwave" run t-narrow.yaml
+base wave "sources: [{type: point, position: [0.5, 0.5], time: {type: ricker, frequency: 4.0, delay: -0.1}}]" >t-early.yaml
+check_case "a Ricker with a negative delay: exit 7" 7 "'sources[0].time.delay' = -0.1" "before t = 0" -- \
+  "$heatwave" run t-early.yaml
+
+
 echo "== suites"
 if "$heatwave" info | grep -q "^  \[[0-9]*\] "; then
   skip "bench of a GPU suite without a GPU" "a GPU is visible here"
