@@ -79,8 +79,8 @@ InitialCondition parse_initial(const Section& s, const Config& cfg) {
 Medium parse_medium(const Section& material, const std::string& key, const CoefficientSpec& spec, const Config& cfg) {
   Medium m;
   const auto check_value = [&](const Section& s, const std::string& k, double v) {
-    if (spec.zero_allowed ? v < 0 : v <= 0)
-      s.invalid(k, std::string("holds ") + spec.meaning + ", which must be " + (spec.zero_allowed ? ">= 0" : "> 0"));
+    if (!coefficient_ok(spec, v))
+      s.invalid(k, std::string("holds ") + spec.meaning + ", which must be " + coefficient_rule(spec));
   };
   if (material.raw(key).IsScalar()) {
     m.value = material.get<double>(key, 0.0);
@@ -355,6 +355,13 @@ Config parse(const YAML::Node& root, const std::string& file) {
                    "has " + std::to_string(points[a]) + " points on axis " + axis_names[a] + "; sizes must be > 0");
     cfg.points[a] = points[a];
   }
+  // Counted in double, before any product of longs can wrap.
+  double total_points = 1;
+  for (int a = 0; a < cfg.dims; ++a) total_points *= static_cast<double>(points[a]);
+  if (total_points > max_exact_count)
+    grid.invalid("points", fmt::format("gives {:.4g} points in all, more than heatwave counts (at most 2^53 = {:.4g}): "
+                                       "use a smaller grid",
+                                       total_points, max_exact_count));
   if (grid.has("length")) {
     if (grid.raw("length").IsSequence()) {
       auto len = grid.list<double>("length");
@@ -409,7 +416,7 @@ Config parse(const YAML::Node& root, const std::string& file) {
       continue;
     }
     const double value = top.get<double>(k.key, k.fallback);
-    if (k.zero_allowed ? value < 0 : value <= 0) top.invalid(k.key, k.zero_allowed ? "must be >= 0" : "must be > 0");
+    if (!coefficient_ok(k, value)) top.invalid(k.key, "must be " + coefficient_rule(k));
     cfg.coefficients.set(k.key, value);
   }
 
@@ -647,6 +654,18 @@ Config parse(const YAML::Node& root, const std::string& file) {
 }
 
 }  // namespace
+
+bool coefficient_ok(const CoefficientSpec& spec, double value) {
+  if (!std::isfinite(value) || value < 0 || (value == 0 && !spec.zero_allowed)) return false;
+  return value == 0 || (value >= 1 / max_coefficient_magnitude && value <= max_coefficient_magnitude);
+}
+
+std::string coefficient_rule(const CoefficientSpec& spec) {
+  return fmt::format("{} and finite, within {:g} to {:g}{} (its square and the dt it sets must be normal "
+                     "doubles: give it in other units)",
+                     spec.zero_allowed ? ">= 0" : "> 0", 1 / max_coefficient_magnitude, max_coefficient_magnitude,
+                     spec.zero_allowed ? " where not 0" : "");
+}
 
 Config load_config_text(const std::string& text, const std::string& source) {
   return parse(yaml::parse_document(text, source), source);

@@ -13,6 +13,9 @@
 
 namespace heatwave {
 
+// 2^53: where a double stops counting exactly (steps, grid points).
+inline constexpr double max_exact_count = 9007199254740992.0;
+
 // A config file as read: the case (what is solved: physics and numerics) and
 // the run settings (how it runs). Problem::from derives the numerics.
 struct Config {
@@ -48,6 +51,14 @@ struct Config {
 // data paths (initial, material and source files) resolve against its folder.
 // Throws heatwave::Error with a distinct ExitCode for each kind of problem.
 Config load_config_file(const std::string& path);
+
+// What a coefficient's every value must be: finite, > 0 (or >= 0 where the
+// spec allows 0), and where not 0 within 1e-150 to 1e150 in magnitude, so
+// that its square and the dt it sets are normal doubles (alpha: 1e-320 or a
+// c of 1e200 would make the steps' numbers underflow or overflow).
+inline constexpr double max_coefficient_magnitude = 1e150;
+bool coefficient_ok(const CoefficientSpec& spec, double value);
+std::string coefficient_rule(const CoefficientSpec& spec);  // "> 0 and finite, within ..."
 Config load_config_text(const std::string& text, const std::string& source);
 
 // The built-in quickstart case (configs/quickstart.yaml, embedded at build time).

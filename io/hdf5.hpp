@@ -59,6 +59,15 @@ class Reader {
   std::vector<std::string> dataset_names() const;
   bool has_dataset(const std::string& name) const;
   std::vector<std::uint64_t> shape(const std::string& dataset) const;
+  // What a dataset's values are: float32, int16, uint8, ..., or what else
+  // ("compound {r, i} of 16 bytes (complex numbers, as h5py writes them)",
+  // "a string"); `number`: an integer or a floating-point type, which read()
+  // converts.
+  struct ValueType {
+    bool number = false;
+    std::string name;
+  };
+  ValueType value_type(const std::string& dataset) const;
   // Where a contiguous, allocated dataset's values start in the file (bytes):
   // for writes in place that touch no HDF5 metadata (TraceWriter).
   std::uint64_t value_offset(const std::string& dataset) const;
@@ -85,7 +94,8 @@ class Reader {
 // One pass over a whole dataset (in slabs of about 1 MiB), remembered for the
 // process while the file keeps its size and modification time: its least and
 // largest value, the first value that is not finite, the first <= 0 and the
-// first < 0 (C-order indices, 0 when none: `has_*`), and the FNV-1a 64 hash
+// first < 0 (C-order indices, 0 when none: `has_*`), the finite values of
+// largest and of least non-zero magnitude (where first), and the FNV-1a 64 hash
 // of its shape and values read as double. A medium's range, checks and
 // content hash from one read of its file, however often a run asks.
 struct DatasetSummary {
@@ -93,6 +103,9 @@ struct DatasetSummary {
   bool has_nonfinite = false, has_nonpositive = false, has_negative = false;
   double nonfinite = 0, nonpositive = 0, negative = 0;
   std::uint64_t nonfinite_at = 0, nonpositive_at = 0, negative_at = 0;
+  bool has_nonzero = false;
+  double largest = 0, least_nonzero = 0;  // by magnitude
+  std::uint64_t largest_at = 0, least_nonzero_at = 0;
   std::string hash;
 };
 const DatasetSummary& summarize(const std::string& path, const std::string& dataset);

@@ -167,6 +167,40 @@ std::uint64_t Reader::verify(const std::string& dataset) const {
 template void Reader::read<float>(const std::string&, const Block&, float*) const;
 template void Reader::read<double>(const std::string&, const Block&, double*) const;
 
+Reader::ValueType Reader::value_type(const std::string& dataset) const {
+  const Context at = reading(path_).on(dataset);
+  Id data(at(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+  Id type(at(H5Dget_type(data), "H5Dget_type"), H5Tclose);
+  const std::size_t bits = 8 * H5Tget_size(type);
+  switch (at(H5Tget_class(type), "H5Tget_class")) {
+    case H5T_INTEGER:
+      return {true, fmt::format("{}int{}", H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "", bits)};
+    case H5T_FLOAT:
+      return {true, fmt::format("float{}", bits)};
+    case H5T_COMPOUND: {
+      std::vector<std::string> members;
+      for (int m = 0; m < H5Tget_nmembers(type); ++m) {
+        char* name = H5Tget_member_name(type, static_cast<unsigned>(m));
+        members.push_back(name ? name : "?");
+        H5free_memory(name);
+      }
+      const bool complex = members == std::vector<std::string>{"r", "i"};
+      return {false, fmt::format("compound {{{}}} of {} bytes{}", fmt::join(members, ", "), bits / 8,
+                                 complex ? " (complex numbers, as h5py writes them)" : "")};
+    }
+    case H5T_STRING:
+      return {false, "strings"};
+    case H5T_ENUM:
+      return {false, "an enum"};
+    case H5T_ARRAY:
+      return {false, "arrays"};
+    case H5T_VLEN:
+      return {false, "variable-length sequences"};
+    default:
+      return {false, fmt::format("a type of class {} ({} bits)", static_cast<int>(H5Tget_class(type)), bits)};
+  }
+}
+
 std::string Reader::describe() const {
   std::ostringstream os;
   os << path_ << "\n";
@@ -196,12 +230,8 @@ std::string Reader::describe() const {
   for (const std::string& name : dataset_names()) {
     const Context at = reading(path_).on(name);
     Id data(at(H5Dopen2(file_, name.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
-    Id type(at(H5Dget_type(data), "H5Dget_type"), H5Tclose);
     Id properties(at(H5Dget_create_plist(data), "H5Dget_create_plist"), H5Pclose);
-    const bool is_float = at(H5Tget_class(type), "H5Tget_class") == H5T_FLOAT;
-    const std::size_t size = H5Tget_size(type);
-    if (size == 0) at.fail("H5Tget_size");
-    os << "  " << name << ": " << (is_float ? "float" : "non-float ") << 8 * size << " ["
+    os << "  " << name << ": " << value_type(name).name << " ["
        << fmt::format("{}", fmt::join(shape(name), ", ")) << "]";
     if (at(H5Pget_layout(properties), "H5Pget_layout") == H5D_CHUNKED) {
       std::vector<hsize_t> chunk(shape(name).size());

@@ -49,6 +49,9 @@ const DatasetSummary& summarize(const std::string& path, const std::string& data
       s.min = std::min(s.min, v), s.max = std::max(s.max, v);
       if (v <= 0 && !s.has_nonpositive) s.has_nonpositive = true, s.nonpositive = v, s.nonpositive_at = at;
       if (v < 0 && !s.has_negative) s.has_negative = true, s.negative = v, s.negative_at = at;
+      if (std::abs(v) > std::abs(s.largest)) s.largest = v, s.largest_at = at;
+      if (v != 0 && (!s.has_nonzero || std::abs(v) < std::abs(s.least_nonzero)))
+        s.has_nonzero = true, s.least_nonzero = v, s.least_nonzero_at = at;
     }
     startup_progress(fmt::format("reading {} of {}: {:.0f}%", dataset, path,
                                  100.0 * static_cast<double>(first + values.size()) / static_cast<double>(total)));

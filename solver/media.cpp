@@ -37,6 +37,11 @@ std::unique_ptr<hdf5::Reader> open_field(const std::string& what, const std::str
   auto file = std::make_unique<hdf5::Reader>(path);
   if (!file->has_dataset(dataset))
     throw Error(ExitCode::invalid_value, what + ": " + path + " has no dataset '" + dataset + "'");
+  if (const hdf5::Reader::ValueType type = file->value_type(dataset); !type.number)
+    throw Error(ExitCode::invalid_value,
+                fmt::format("{}: dataset '{}' of {} holds {}; heatwave reads integers or floating-point numbers "
+                            "(float64, float32, int8 to int64, uint8 to uint64), converted to the run's precision",
+                            what, dataset, path, type.name));
   const auto found = file->shape(dataset), needed = file_shape(points, dims);
   if (found != needed)
     throw Error(ExitCode::invalid_value,
@@ -230,23 +235,24 @@ ValueRange medium_range(const std::string& config, const CoefficientSpec& spec, 
     throw Error(ExitCode::invalid_value,
                 fmt::format("{}: dataset '{}' of {} holds {} at {}: {} ({}) must be {}", what, medium.dataset,
                             medium.path, v, point_name(at, points, dims), spec.meaning, spec.key,
-                            spec.zero_allowed ? "finite and >= 0" : "finite and > 0"));
+                            coefficient_rule(spec)));
   };
   if (s.has_nonfinite) refuse(s.nonfinite, s.nonfinite_at);
   if (spec.zero_allowed ? s.has_negative : s.has_nonpositive)
     spec.zero_allowed ? refuse(s.negative, s.negative_at) : refuse(s.nonpositive, s.nonpositive_at);
+  if (!coefficient_ok(spec, s.largest)) refuse(s.largest, s.largest_at);
+  if (s.has_nonzero && !coefficient_ok(spec, s.least_nonzero)) refuse(s.least_nonzero, s.least_nonzero_at);
   return {s.min, s.max};
 }
 
-void check_source_file(const std::string& config, std::size_t index, const Source& source,
-                       const std::array<long, 3>& points, int dims) {
-  const std::string what = config + ": 'sources[" + std::to_string(index) + "].path'";
-  open_field(what, source.path, source.dataset, points, dims);
-  const hdf5::DatasetSummary& s = hdf5::summarize(source.path, source.dataset);
+void check_field_file(const std::string& what, const std::string& path, const std::string& dataset,
+                      const std::array<long, 3>& points, int dims, const char* role) {
+  open_field(what, path, dataset, points, dims);
+  const hdf5::DatasetSummary& s = hdf5::summarize(path, dataset);
   if (s.has_nonfinite)
-    throw Error(ExitCode::invalid_value,
-                fmt::format("{}: dataset '{}' of {} holds {} at {}: a source must be finite", what, source.dataset,
-                            source.path, s.nonfinite, point_name(s.nonfinite_at, points, dims)));
+    throw Error(ExitCode::invalid_value, fmt::format("{}: dataset '{}' of {} holds {} at {}: {} must be finite", what,
+                                                     dataset, path, s.nonfinite,
+                                                     point_name(s.nonfinite_at, points, dims), role));
 }
 
 AxisClasses axis_classes(const std::vector<double>& keys, int width, long lo) {

@@ -32,9 +32,12 @@ struct ValueRange {
 // an Error naming the file, the dataset and the value.
 ValueRange medium_range(const std::string& config, const CoefficientSpec& spec, const Medium& medium,
                         const std::array<long, 3>& points, int dims);
-// The same checks for a `type: field` source (any finite values).
-void check_source_file(const std::string& config, std::size_t index, const Source& source,
-                       const std::array<long, 3>& points, int dims);
+// The same checks for a field any finite values may hold: a `type: field`
+// source, an `initial` or `velocity` of `type: file`. `what`: the config
+// key, with the config file ("case.yaml: 'initial.path'"); `role`: what
+// must be finite ("a source").
+void check_field_file(const std::string& what, const std::string& path, const std::string& dataset,
+                      const std::array<long, 3>& points, int dims, const char* role);
 
 // The global point whose value a storage point takes along an axis of n
 // points: itself inside the grid; past a face its mirror image (even

@@ -80,7 +80,13 @@ Problem Problem::from(const Config& config) {
     extremes += e.str();
   }
   for (std::size_t i = 0; i < p.sources.size(); ++i)
-    if (p.sources[i].type == SourceType::field) check_source_file(config.source, i, p.sources[i], p.points, p.dims);
+    if (p.sources[i].type == SourceType::field)
+      check_field_file(config.source + ": 'sources[" + std::to_string(i) + "].path'", p.sources[i].path,
+                       p.sources[i].dataset, p.points, p.dims, "a source");
+  for (const auto& [key, field] : {std::pair{"initial", std::optional(p.initial)}, std::pair{"velocity", p.velocity}})
+    if (field && field->type == InitialType::file)
+      check_field_file(config.source + ": '" + key + ".path'", field->path, field->dataset, p.points, p.dims,
+                       "an initial field");
 
   const double dt_max = p.stability_limit() / p.stability_number_for(1.0);
   // A length of 1e-300 (or 1e300) leaves 1/h^2 past what a double holds: no dt steps it.
@@ -110,7 +116,7 @@ Problem Problem::from(const Config& config) {
 
   // The step count, checked before it becomes an integer: a dt of 1e-300
   // would wrap a long. 2^53 steps is where a double stops counting them exactly.
-  constexpr double max_steps = 9007199254740992.0;
+  constexpr double max_steps = max_exact_count;
   auto refuse_count = [&](double count, const std::string& why) {
     std::ostringstream m;
     m.precision(6);

@@ -465,6 +465,35 @@ base wave "sources: [{type: point, position: [0.5, 0.5], time: {type: ricker, fr
 check_case "a Ricker with a negative delay: exit 7" 7 "'sources[0].time.delay' = -0.1" "before t = 0" -- \
   "$heatwave" run t-early.yaml
 
+for n in 4611686018427387904 9223372036854775807; do
+  base heat | sed "s/points: \[64, 48\]/points: [$n, 3]/" >huge-points.yaml
+  check_case "grid.points [$n, 3]: exit 7, no internal error" 7 "'grid.points' = [$n, 3]" "points in all" -- \
+    "$heatwave" run huge-points.yaml
+done
+base heat "alpha: 1.0e-320" >tiny-alpha.yaml
+check_case "alpha: 1e-320: exit 7 naming alpha, not the grid" 7 "'alpha' = 1.0e-320" "within 1e-150 to 1e+150" -- \
+  "$heatwave" run tiny-alpha.yaml
+$python - <<'PY'
+import h5py, numpy as np
+c = np.ones((48, 64)); c[10, 20] = 1e200
+with h5py.File("c-big.h5", "w") as f: f["c"] = c
+u = np.zeros((48, 64)); u[7, 3] = np.nan
+with h5py.File("u-nan.h5", "w") as f: f["u"] = u
+with h5py.File("c-complex.h5", "w") as f: f["c"] = np.ones((48, 64), dtype=np.complex128)
+with h5py.File("q-complex.h5", "w") as f: f["q"] = np.ones((48, 64), dtype=np.complex128)
+PY
+base wave "material: {c: {type: file, path: c-big.h5, dataset: c}}" >c-big.yaml
+check_case "a material file with c = 1e200 at one point: exit 7 naming the index" 7 \
+  "dataset 'c' of c-big.h5 holds 1e+200 at [20, 10] (x, y, z)" -- "$heatwave" run c-big.yaml
+base wave | sed 's/initial: {type: constant, value: 0.0}/initial: {type: file, path: u-nan.h5, dataset: u}/' >u-nan.yaml
+check_case "an initial-condition file with one NaN: exit 7 naming the index" 7 \
+  "dataset 'u' of u-nan.h5 holds nan at [3, 7] (x, y, z)" -- "$heatwave" run u-nan.yaml
+base wave "material: {c: {type: file, path: c-complex.h5, dataset: c}}" >c-complex.yaml
+check_case "a complex128 material dataset: exit 7 naming its type" 7 "dataset 'c' of c-complex.h5 holds compound" \
+  "integers or floating-point numbers" -- "$heatwave" run c-complex.yaml
+base heat "sources: [{type: field, path: q-complex.h5, dataset: q}]" >q-complex.yaml
+check_case "a complex128 field source: exit 7 naming its type" 7 "dataset 'q' of q-complex.h5 holds compound" -- \
+  "$heatwave" run q-complex.yaml
 
 echo "== suites"
 if "$heatwave" info | grep -q "^  \[[0-9]*\] "; then

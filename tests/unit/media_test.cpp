@@ -370,7 +370,7 @@ TEST(UnitMedia, BadMediaAndSourcesAreRefused) {
   v[17] = std::nan("");
   hdf5::write_fields<double>(dir + "/nan.h5", MPI_COMM_SELF, {{10, 12}, {0, 0}, {10, 12}}, {}, {{"alpha", v.data()}});
   refuses("material: {alpha: {type: file, path: " + dir + "/nan.h5}}\n", ExitCode::invalid_value,
-          {"material.alpha.path", "nan", "[5, 1] (x, y, z)", "must be finite and > 0"});
+          {"material.alpha.path", "nan", "[5, 1] (x, y, z)", "must be > 0 and finite"});
   refuses("material: {alpha: {type: file, path: " + dir + "/nan.h5, dataset: q}}\n", ExitCode::invalid_value,
           {"has no dataset 'q'"});
   refuses("sources: [{type: point, position: [0.5, 1.2]}]\n", ExitCode::invalid_value,
