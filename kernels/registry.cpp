@@ -94,26 +94,33 @@ void check_memory(const Problem& p, const RunSettings& run, const LocalDomain<D>
       need.host += media.held;  // made on the host, then copied
       need.device += media.held + static_cast<std::size_t>(extra_fields) * field_bytes(p, domain, true);
     }
+    std::size_t receivers = 0;  // this rank's host bytes for them
     if (run.receivers.any()) {
       int rank = 0;
       check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-      need.host += receiver_memory(run.receivers, D, rank == 0);
+      need.host += receivers = receiver_memory(run.receivers, D, rank == 0);
       if (gpu) need.device += receiver_memory(run.receivers, D, false);  // the gather kernel's points and values
     }
     std::vector<long> owned(domain.layout.owned.begin(), domain.layout.owned.end());
-    const std::string what =
+    std::string what =
         fmt::format("{}: {} {} points a rank ({} of [{}])", p.source, to_string(p.precision), fmt::join(owned, " x "),
                     to_string(p.equation), fmt::join(domain.global, ", "));
+    std::string advice = advise ? memory_advice : "";
+    // Receivers that take most of it are named: fewer of them is the way.
+    if (2 * receivers > need.host) {
+      what += fmt::format(" with {} receivers ({} of it)", run.receivers.count(), format_gib(receivers));
+      if (advise) advice = "use fewer receivers (or several runs over parts of them), or " + advice;
+    }
     if (const auto host = host_memory_available()) {
       const std::string where = local_ranks > 1 ? fmt::format("host, shared by {} ranks", local_ranks) : "host";
-      require_memory(need.host, *host / static_cast<std::size_t>(local_ranks), where, what, advise);
+      require_memory(need.host, *host / static_cast<std::size_t>(local_ranks), where, what, advice);
     }
 #ifdef HEATWAVE_HAVE_CUDA
     if (gpu)
       require_memory(
           need.device, cuda::free_memory() / static_cast<std::size_t>(gpu->ranks),
           fmt::format("GPU {}{}", gpu->index, gpu->ranks > 1 ? fmt::format(", shared by {} ranks", gpu->ranks) : ""),
-          what, advise);
+          what, advise ? memory_advice : "");
 #endif
   });
 }

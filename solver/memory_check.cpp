@@ -41,12 +41,12 @@ std::optional<std::size_t> cgroup_headroom() {
   return std::nullopt;
 }
 
+}  // namespace
+
 std::string format_gib(std::size_t bytes) {
   const double gib = static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
   return gib >= 10 ? fmt::format("{:.0f} GiB", gib) : fmt::format("{:.2g} GiB", gib);
 }
-
-}  // namespace
 
 template <int D>
 std::size_t field_bytes(const Problem& problem, const LocalDomain<D>& domain, bool on_gpu) {
@@ -112,11 +112,10 @@ std::string memory_shortfall(std::size_t need, std::size_t available, const std:
 }
 
 void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what,
-                    bool advise) {
+                    const std::string& advice) {
   const std::string shortfall = memory_shortfall(need, available, where, what);
   if (shortfall.empty()) return;
-  throw Error(ExitCode::invalid_value,
-              advise ? shortfall + ": use a smaller grid, more ranks or a machine with more memory" : shortfall);
+  throw Error(ExitCode::invalid_value, advice.empty() ? shortfall : shortfall + ": " + advice);
 }
 
 }  // namespace heatwave

@@ -36,11 +36,15 @@ std::optional<std::size_t> host_memory_available();
 std::string memory_shortfall(std::size_t need, std::size_t available, const std::string& where,
                              const std::string& what);
 
+// What to do about a grid that does not fit.
+inline constexpr const char* memory_advice = "use a smaller grid, more ranks or a machine with more memory";
 // Throws Error(invalid_value) with the shortfall where there is one, and
-// (`advise`) what to do about it: a run refused. A caller that goes on
-// another way (auto's fallback to a backend that holds less) says why
-// without the advice.
+// `advice` (what to do about it: a run refused) where not empty. A caller
+// that goes on another way (auto's fallback to a backend that holds less)
+// says why without the advice.
 void require_memory(std::size_t need, std::size_t available, const std::string& where, const std::string& what,
-                    bool advise = true);
+                    const std::string& advice = memory_advice);
+// "1.5 GiB", "29 GiB".
+std::string format_gib(std::size_t bytes);
 
 }  // namespace heatwave

@@ -129,14 +129,16 @@ std::vector<hdf5::Attribute> Receivers<D, Real>::attributes() const {
 }
 
 template <int D, class Real>
+void Receivers<D, Real>::refuse_restart(const std::string& why) const {
+  throw Error(ExitCode::incompatible_checkpoint,
+              "receivers.file " + settings_.file + ": " + why +
+                  ": a restart continues the traces the checkpoint's run began; restore its receivers and their "
+                  "file, or start afresh (--overwrite)");
+}
+
+template <int D, class Real>
 void Receivers<D, Real>::check_same_receivers(const hdf5::Traces& file, const std::vector<double>& positions) const {
-  const std::string& path = settings_.file;
-  auto refuse = [&](const std::string& why) {
-    throw Error(ExitCode::incompatible_checkpoint,
-                "receivers.file " + path + ": " + why +
-                    ": a restart continues the traces the checkpoint's run began; restore its receivers, or start "
-                    "afresh (--overwrite)");
-  };
+  const auto refuse = [this](const std::string& why) { refuse_restart(why); };
   if (file.receivers != receivers_ || file.dims != D)
     refuse(fmt::format("holds {} receivers' traces in {}D, this config has {} in {}D", file.receivers, file.dims,
                        receivers_, D));
@@ -170,6 +172,15 @@ std::size_t Receivers<D, Real>::start(long step, bool restarted) {
       hdf5::Traces old = hdf5::read_traces(path, false);
       check_same_receivers(old, positions);
       while (kept < old.samples && old.step[kept] <= step) ++kept;
+      // Every sample up to the checkpoint's step (steps 0, every, ...), or the file is older than the checkpoint.
+      const unsigned long long needed = static_cast<unsigned long long>(step / settings_.every) + 1;
+      if (kept != needed || old.step[kept - 1] != static_cast<long long>(needed - 1) * settings_.every)
+        refuse_restart(fmt::format("holds {} sample(s){}, the restart from step {} needs the {} up to it (every {} "
+                                   "step(s) from step 0): an older copy of the file, or another run's",
+                                   old.samples,
+                                   old.samples ? fmt::format(" (steps {} to {})", old.step.front(), old.step.back())
+                                               : std::string(),
+                                   step, needed, settings_.every));
       if (old.format == 2 && old.capacity >= capacity) {
         hdf5::TraceWriter(path).truncate(kept);
       } else {

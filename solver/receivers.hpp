@@ -86,6 +86,8 @@ class Receivers {
   std::vector<hdf5::Attribute> attributes() const;
   // Error(incompatible_checkpoint) where the file on disk records other receivers than this run's.
   void check_same_receivers(const hdf5::Traces& file, const std::vector<double>& positions) const;
+  // Error(incompatible_checkpoint): the file cannot continue the checkpoint's run's traces, and why.
+  [[noreturn]] void refuse_restart(const std::string& why) const;
   // This rank's values at its points (points_.size() of them) for one sample
   // (collective): rank 0 interpolates and buffers them.
   void add(long step, double time, const Real* mine);

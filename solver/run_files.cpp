@@ -109,7 +109,18 @@ RunClaims::RunClaims(const Config& config, MPI_Comm comm, bool restart, EarlierR
       look(run.checkpoint.dir, field_io::checkpoint_steps(run.checkpoint.dir), "checkpoint", checkpoint_names);
     if (outputs) look(run.output.dir, field_io::output_steps(run.output.dir), "output", output_names);
     if (run.receivers.any() && fs::exists(run.receivers.file)) {
-      left.told.push_back(run.receivers.file + " holds receivers' traces");
+      try {
+        const hdf5::Traces traces = hdf5::read_traces(run.receivers.file, false);
+        left.told.push_back(fmt::format("{} holds receivers' traces ({} samples)", run.receivers.file, traces.samples));
+      } catch (const Error&) {  // a file of the user's own, not what a run left: say what is there
+        if (earlier == EarlierRun::refuse && left.told.empty())
+          throw Error(ExitCode::earlier_run,
+                      run.receivers.file +
+                          " (receivers.file) is there and is not a receivers file (not one heatwave wrote, or "
+                          "damaged): a fresh run would replace it; give receivers.file another name, or start afresh "
+                          "with --overwrite (which removes it)");
+        left.told.push_back(run.receivers.file + " is there and is not a receivers file");
+      }
       left.paths.push_back(run.receivers.file);
     }
     if (left.told.empty()) {  // stray temporaries or a stop marker only: nothing of a run's results

@@ -328,7 +328,8 @@ grep -q "2 receivers (field u), 301 samples, steps 0 to 300" moved-traces.txt ||
 
 wave_yaml 10 "{every: 1, file: many.h5, lines: [{from: [0.0, 0.5], to: [1.0, 0.5], count: 100000000}]}" >many.yaml
 start=$SECONDS
-if check "100,000,000 receivers: exit 7 naming the memory" 7 "many.yaml" "needs" "available (host)" -- \
+if check "100,000,000 receivers: exit 7 naming them and the memory" 7 "many.yaml" "100000000 receivers" "needs" \
+  "available (host)" "fewer receivers" -- \
   "$heatwave" run many.yaml && ((SECONDS - start < 20)); then
   pass "100,000,000 receivers: exit 7 naming the memory they need, in $((SECONDS - start)) s"
 else
@@ -494,6 +495,49 @@ check_case "a complex128 material dataset: exit 7 naming its type" 7 "dataset 'c
 base heat "sources: [{type: field, path: q-complex.h5, dataset: q}]" >q-complex.yaml
 check_case "a complex128 field source: exit 7 naming its type" 7 "dataset 'q' of q-complex.h5 holds compound" -- \
   "$heatwave" run q-complex.yaml
+
+echo 'not hdf5' >r.h5
+base wave "receivers: {every: 1, file: r.h5, points: [[0.5, 0.5]]}" >not-traces.yaml
+if check "a file that is not traces where receivers.file points: exit 20 saying so" 20 \
+  "r.h5 (receivers.file) is there and is not a receivers file" -- "$heatwave" run not-traces.yaml &&
+  [[ $(cat r.h5) == "not hdf5" ]]; then
+  pass "a file that is not traces where receivers.file points: exit 20 saying what it is, the file kept"
+else
+  fail "a file that is not traces where receivers.file points" "${why:-r.h5 changed}"
+fi
+
+# A traces file older than the checkpoint (fewer samples than its step): refused, not spliced.
+base wave "sources: [{type: point, position: [0.5, 0.5], time: {type: ricker, frequency: 4.0}}]" \
+  "receivers: {every: 1, file: splice.h5, points: [[0.2, 0.5]]}" "checkpoint: {every: 50, keep: 5, dir: splice-ck}" |
+  sed 's/steps: 40/steps: 100/' >splice.yaml
+"$heatwave" run splice.yaml >/dev/null 2>&1
+$python -c "
+import h5py
+with h5py.File('splice.h5', 'r+') as f: f['samples'][0] = 5"
+"$heatwave" traces splice.h5 >splice-before.txt 2>&1
+if check "a restart from step 50 with a traces file of 5 samples: exit 16 naming both" 16 \
+  "splice.h5: holds 5 sample(s) (steps 0 to 4)" "the restart from step 50 needs the 51 up to it" -- \
+  "$heatwave" run splice.yaml --restart splice-ck/checkpoint_000000050.h5 &&
+  "$heatwave" traces splice.h5 >splice-after.txt 2>&1 && cmp -s splice-before.txt splice-after.txt; then
+  pass "a restart from step 50 with a traces file of 5 samples: exit 16, the file as it was"
+else
+  fail "a restart with a traces file of fewer samples" "${why:-the traces file changed: $(cat splice-after.txt)}"
+fi
+# The same through a format-1 file ([receivers, samples], no /samples) of 30 samples, restarting at step 50.
+"$heatwave" run splice.yaml --overwrite >/dev/null 2>&1
+$python - <<'PY'
+import h5py
+with h5py.File("splice.h5", "r") as f:
+    attrs = dict(f.attrs); n = 30
+    traces, time, step, positions = f["traces"][:n].T, f["time"][:n], f["step"][:n], f["positions"][:]
+with h5py.File("splice.h5", "w") as f:
+    for k, v in attrs.items():
+        if k != "format": f.attrs[k] = v
+    f.attrs["format"] = "heatwave receivers 1"
+    f["traces"], f["time"], f["step"], f["positions"] = traces, time, step, positions
+PY
+check_case "a restart from step 50 with a format-1 traces file of 30 samples: exit 16" 16 \
+  "splice.h5: holds 30 sample(s) (steps 0 to 29)" -- "$heatwave" run splice.yaml --restart splice-ck/checkpoint_000000050.h5
 
 echo "== suites"
 if "$heatwave" info | grep -q "^  \[[0-9]*\] "; then

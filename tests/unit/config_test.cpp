@@ -423,7 +423,7 @@ TEST(UnitConfig, MemoryShortfallWords) {
             "case.yaml needs 107 GiB, 79 GiB available (GPU 0)");
   auto refused = [&](bool advise) {
     try {
-      require_memory(5 * gib / 2, gib, "host", "case.yaml", advise);
+      require_memory(5 * gib / 2, gib, "host", "case.yaml", advise ? memory_advice : "");
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ExitCode::invalid_value);
       return std::string(e.what());
