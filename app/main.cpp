@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -266,11 +267,33 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// Started without mpirun, MPI_Init makes Open MPI's shared-memory store
+// itself (PMIx's, 4 MiB): a file-size limit below that fails there, in 14
+// lines of PMIx errors, before heatwave runs. Said here instead, as the I/O
+// error it is. (Under mpirun the launcher makes the store, under its own limit.)
+constexpr rlim_t mpi_init_file_size_floor = 4096 * 1024;
+void require_file_size_for_mpi_init() {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK")) return;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+      limit.rlim_cur >= mpi_init_file_size_floor)
+    return;
+  std::fprintf(stderr,
+               "heatwave: the file-size limit (ulimit -f) is %llu KiB, below the %llu KiB that Open MPI's MPI_Init "
+               "writes for its shared-memory store when heatwave starts without mpirun: raise it (ulimit -f %llu or "
+               "more), or start under mpirun\n",
+               static_cast<unsigned long long>(limit.rlim_cur / 1024),
+               static_cast<unsigned long long>(mpi_init_file_size_floor / 1024),
+               static_cast<unsigned long long>(mpi_init_file_size_floor / 1024));
+  std::exit(static_cast<int>(ExitCode::io_error));
+}
+
 }  // namespace
 }  // namespace heatwave
 
 int main(int argc, char** argv) {
   using namespace heatwave;
+  require_file_size_for_mpi_init();
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

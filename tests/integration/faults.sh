@@ -539,6 +539,10 @@ PY
 check_case "a restart from step 50 with a format-1 traces file of 30 samples: exit 16" 16 \
   "splice.h5: holds 30 sample(s) (steps 0 to 29)" -- "$heatwave" run splice.yaml --restart splice-ck/checkpoint_000000050.h5
 
+base heat | sed 's/points: \[64, 48\]/points: [256, 256]/' >fsize.yaml
+check_case "a file-size limit below what MPI_Init needs (ulimit -f 3000, no mpirun): exit 13 naming it" 13 \
+  "the file-size limit (ulimit -f) is 3000 KiB" -- bash -c 'ulimit -f 3000; exec "$@"' bash "$heatwave" run fsize.yaml
+
 echo "== suites"
 if "$heatwave" info | grep -q "^  \[[0-9]*\] "; then
   skip "bench of a GPU suite without a GPU" "a GPU is visible here"
