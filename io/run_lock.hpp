@@ -5,7 +5,8 @@
 // beside a file (not on the file: HDF5 takes a flock of its own on the files
 // it opens). The lock file says who holds it (host, PID, config hash, since
 // when). Two runs writing one place would overwrite each other's files and
-// log them as their own.
+// log them as their own. A run that ends (whatever its exit code) removes its
+// lock files; one killed leaves them, stale, for the next run to take over.
 #include <string>
 
 namespace heatwave {

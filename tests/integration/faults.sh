@@ -542,6 +542,16 @@ check_case "a restart from step 50 with a format-1 traces file of 30 samples: ex
 base heat | sed 's/points: \[64, 48\]/points: [256, 256]/' >fsize.yaml
 check_case "a file-size limit below what MPI_Init needs (ulimit -f 3000, no mpirun): exit 13 naming it" 13 \
   "the file-size limit (ulimit -f) is 3000 KiB" -- bash -c 'ulimit -f 3000; exec "$@"' bash "$heatwave" run fsize.yaml
+base heat "checkpoint: {every: 20, dir: lock-ck}" "output: {every: 20, dir: lock-out}" \
+  "receivers: {every: 1, file: lock-r.h5, points: [[0.5, 0.5]]}" "metrics: {file: lock-m.json}" | grep -v 'file: ""' >locks.yaml
+if check "a clean run's lock files" 0 -- "$heatwave" run locks.yaml &&
+  check "a refused run's lock files" 20 "an earlier run's files" -- "$heatwave" run locks.yaml &&
+  locks=$(find lock-ck lock-out . -maxdepth 1 -name ".heatwave.lock" -o -name ".lock-*.heatwave.lock") &&
+  [[ -z $locks ]]; then
+  pass "lock files are gone after a clean run and after one refused before step 0"
+else
+  fail "lock files after a run" "${why:-left $locks}"
+fi
 
 echo "== suites"
 if "$heatwave" info | grep -q "^  \[[0-9]*\] "; then
