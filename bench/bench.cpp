@@ -27,6 +27,7 @@
 #include "io/config.hpp"
 #include "io/errors.hpp"
 #include "io/hdf5.hpp"
+#include "io/startup_progress.hpp"
 #include "io/yaml_file.hpp"
 #include "io/yaml_section.hpp"
 #include "kernels/cluster/plan.hpp"
@@ -298,6 +299,7 @@ template <int D, class Real>
 Row time_case(const Config& c, const Suite& s) {
   Config run = c;
   run.steps = s.warmup_steps + static_cast<long>(s.repeats) * s.steps;
+  startup_begin();
   Simulation<D, Real> sim(run);
   const Problem& p = sim.problem();
   sim.advance_with_receivers(s.warmup_steps);

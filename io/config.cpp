@@ -453,6 +453,13 @@ Config parse(const YAML::Node& root, const std::string& file) {
         keys.push_back(std::string(axis_names[a]) + "_low");
         keys.push_back(std::string(axis_names[a]) + "_high");
       }
+      // A face's own keys at the top of `boundary:` (the form `boundary: periodic` suggests): they go under a face.
+      for (const char* face_key : {"type", "value", "width"})
+        if (b[face_key])
+          top.fail(ExitCode::unknown_key, b[face_key], "",
+                   std::string("unknown key 'boundary.") + face_key +
+                       "': a face's settings go under a face; for every face, put it under 'default:' (boundary: "
+                       "{default: {type: absorbing, width: 4}}), or under x_low, x_high, ...");
       Section bs = top.section("boundary", keys);
       BoundaryFace def = bs.has("default") ? parse_face(bs, "default") : BoundaryFace{};
       for (int a = 0; a < cfg.dims; ++a)

@@ -22,7 +22,7 @@ enum class ExitCode : int {
   non_finite = 12,               // NaN/Inf appeared during the run
   io_error = 13,                 // reading or writing a data file failed
   mpi_error = 14,                // decomposition / MPI failures
-  cuda_error = 15,               // a CUDA call failed
+  cuda_error = 15,               // a CUDA call failed, or a GPU backend with no CUDA device (or no CUDA in the build)
   incompatible_checkpoint = 16,  // restart from a checkpoint of another grid, equation, precision, radius or dims
   corrupt_file = 17,             // an HDF5 file that does not open or read: truncated, checksum (Fletcher32) mismatch
   validation_failed = 18,        // `heatwave validate` ran and at least one check failed

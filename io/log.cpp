@@ -70,19 +70,22 @@ void init_logging(int rank, int size, spdlog::level::level_enum level) {
 }
 
 namespace {
-// When the process began, as near as a static initialiser gets.
-const auto process_start = std::chrono::steady_clock::now();
+// When the set-up began: the process's start, as near as a static initialiser
+// gets, until a case of a suite begins its own; and the last line's time.
+auto setup_start = std::chrono::steady_clock::now();
+double last_line = 0;
 }  // namespace
+
+void startup_begin() { setup_start = std::chrono::steady_clock::now(), last_line = 0; }
 
 void debug_line(const std::string& what) { spdlog::debug(what); }
 
 void warning_line(const std::string& what) { spdlog::warn(what); }
 
 void startup_progress(const std::string& what) {
-  static double last = 0;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - process_start).count();
-  if (elapsed < 2 || elapsed - last < 2) return;
-  last = elapsed;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+  if (elapsed < 2 || elapsed - last_line < 2) return;
+  last_line = elapsed;
   spdlog::info("start-up: {} ({})", what, format_duration(elapsed));
 }
 

@@ -187,7 +187,7 @@ class Section {
     return v;
   }
   static std::string value_text(const YAML::Node& n) {
-    if (n.IsScalar()) return n.Scalar();
+    if (n.IsScalar()) return n.Scalar().empty() ? "\"\"" : n.Scalar();
     YAML::Emitter e;
     e << YAML::Flow << n;
     return e.c_str();

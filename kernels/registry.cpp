@@ -203,8 +203,9 @@ ChosenBackend<D, Real> make_backend(const Problem& p, const RunSettings& run, co
   }
   return {cuda::make_cuda_backend<D, Real>(p, domain), reason, transport};
 #else
-  throw Error(ExitCode::invalid_value, p.source + ": 'backend' = '" + to_string(*asked) +
-                                           "' is not available in this build (heatwave info lists the backends)");
+  throw Error(ExitCode::cuda_error, p.source + ": 'backend' = '" + to_string(*asked) +
+                                        "' needs a CUDA device, and this build is without CUDA (HEATWAVE_CUDA=OFF; "
+                                        "heatwave info lists the backends): use backend: host or auto");
 #endif
 }
 

@@ -42,8 +42,9 @@ std::string measured_text(const Row& r) {
 
 std::string summary_line(const Report& r) {
   return fmt::format(
-      "{} rows: {} PASS, {} FAIL, {} SKIP in {:.1f} s{}", r.rows.size(), r.count(Outcome::pass), r.count(Outcome::fail),
-      r.count(Outcome::skip), r.seconds,
+      "{} rows: {} PASS, {} FAIL, {} SKIP in {:.1f} s of checks, {}{}", r.rows.size(), r.count(Outcome::pass),
+      r.count(Outcome::fail), r.count(Outcome::skip), r.seconds,
+      r.plots.empty() ? std::string("no plots") : fmt::format("{:.1f} s of plots", r.plot_seconds),
       r.count(Outcome::pass) + r.count(Outcome::fail) == 0 ? " (no check ran: a suite that checks nothing fails)" : "");
 }
 
@@ -88,6 +89,7 @@ void write_json(const Report& r, const std::string& path) {
   j["source"] = r.source;
   j["reference"] = r.reference;
   j["seconds"] = r.seconds;
+  j["plot_seconds"] = r.plot_seconds;
   j["passed"] = r.passed();
   j["summary"] = {{"pass", r.count(Outcome::pass)}, {"fail", r.count(Outcome::fail)}, {"skip", r.count(Outcome::skip)}};
   j["rows"] = nlohmann::json::array();

@@ -33,7 +33,8 @@ struct Report {
   std::string suite, source, backend_note, reference;
   std::vector<Row> rows;
   std::vector<Ladder> ladders;
-  double seconds = 0;
+  double seconds = 0;       // the cases' checks
+  double plot_seconds = 0;  // the convergence plots (0: none made)
   std::vector<std::string> plots;  // PNG files made
   std::string plot_note;           // why there are no plots, when there are none
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "io/log.hpp"
+#include "io/startup_progress.hpp"
 #include "validation/checks.hpp"
 #include "validation/reference.hpp"
 #include "validation/report.hpp"
@@ -119,6 +120,7 @@ ExitCode run_suite(const Options& o) {
   const double start = now();
   for (const Case& c : suite.cases) {
     const double t0 = now();
+    startup_begin();
     const std::size_t first = report.rows.size();
     run_case(c, scratch, report);
     const bool failed = std::any_of(report.rows.begin() + first, report.rows.end(),
@@ -131,8 +133,11 @@ ExitCode run_suite(const Options& o) {
   int passed = report.passed() ? 1 : 0;
   if (rank == 0) {
     std::filesystem::create_directories(dir);
-    if (o.plots)
+    if (o.plots) {
+      const double t0 = now();
       make_plots(report, dir);
+      report.plot_seconds = now() - t0;
+    }
     else if (!report.ladders.empty())
       report.plot_note = "plots turned off (--no-plots)";
     if (!report.plot_note.empty()) spdlog::warn("no convergence plots: {}", report.plot_note);

@@ -542,6 +542,39 @@ check_case "a restart from step 50 with a format-1 traces file of 30 samples: ex
 base heat | sed 's/points: \[64, 48\]/points: [256, 256]/' >fsize.yaml
 check_case "a file-size limit below what MPI_Init needs (ulimit -f 3000, no mpirun): exit 13 naming it" 13 \
   "the file-size limit (ulimit -f) is 3000 KiB" -- bash -c 'ulimit -f 3000; exec "$@"' bash "$heatwave" run fsize.yaml
+
+echo "== small things"
+cat >bench2.yaml <<'YAML'
+repeats: 3
+warmup_steps: 2
+steps: 600
+copy_bytes: 8388608
+cases:
+  - {backend: [host], equation: [heat], precision: [float64], radius: [1], grid: [[1024, 1024], [32, 32]]}
+YAML
+if check "bench: the start-up lines time each case's own set-up" 0 -- "$heatwave" bench bench2.yaml &&
+  ! grep -q "start-up:" out.txt; then
+  pass "bench: no case's start-up is timed from the process's start"
+else
+  fail "bench: the start-up lines time each case's own set-up" "${why:-$(grep -m1 start-up: out.txt)}"
+fi
+base heat | sed 's/backend: host/backend: cuda/' >cuda.yaml
+if "$heatwave" info | grep -q "cuda: *no"; then
+  check_case "backend: cuda in a build without CUDA: exit 15" 15 "'backend' = 'cuda'" "without CUDA" -- \
+    "$heatwave" run cuda.yaml
+else
+  skip "backend: cuda in a build without CUDA" "this build has CUDA"
+fi
+base wave | sed 's/boundary: dirichlet/boundary: {type: absorbing, width: 4}/' >absorbing-type.yaml
+check_case "boundary: {type: absorbing, width: 4}: exit 5, put it under default:" 5 "unknown key 'boundary.type'" \
+  "put it under 'default:'" -- "$heatwave" run absorbing-type.yaml
+base heat "checkpoint: {every: 10, dir: ''}" >empty-dir.yaml
+if check "checkpoint.dir empty: exit 7, one space" 7 "'checkpoint.dir' = \"\" must name a directory" -- \
+  "$heatwave" run empty-dir.yaml && ! grep -q "=  must" err.txt; then
+  pass "checkpoint.dir empty: exit 7, the empty value shown as \"\""
+else
+  fail "checkpoint.dir empty" "${why:-a double space}"
+fi
 base heat "checkpoint: {every: 20, dir: lock-ck}" "output: {every: 20, dir: lock-out}" \
   "receivers: {every: 1, file: lock-r.h5, points: [[0.5, 0.5]]}" "metrics: {file: lock-m.json}" | grep -v 'file: ""' >locks.yaml
 if check "a clean run's lock files" 0 -- "$heatwave" run locks.yaml &&
@@ -551,6 +584,13 @@ if check "a clean run's lock files" 0 -- "$heatwave" run locks.yaml &&
   pass "lock files are gone after a clean run and after one refused before step 0"
 else
   fail "lock files after a run" "${why:-left $locks}"
+fi
+printf 'cases:\n  - name: mode\n    config: %s/good.yaml\n    checks: {exact: }\n' "$work" >timed.yaml
+if check "validate: the summary times the checks and the plots apart" 0 -- \
+  "$heatwave" validate timed.yaml --no-plots --output-dir timed && grep -qE "in [0-9.]+ s of checks, no plots" out.txt; then
+  pass "validate: the summary times the checks and the plots apart"
+else
+  fail "validate: the summary times the checks and the plots apart" "${why:-$(grep -m1 rows: out.txt)}"
 fi
 
 echo "== suites"
