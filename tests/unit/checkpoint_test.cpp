@@ -291,7 +291,7 @@ TEST(IntegrationInitialFile, ReadsTheFieldAndRejectsAWrongShape) {
     Simulation<3, double> bad(test::config_from(wrong));
     ADD_FAILURE() << "a wrong shape was accepted";
   } catch (const Error& e) {
-    expect_message(e, ExitCode::invalid_value, {"'initial'", file, "'start'", "shape [7, 9, 11]", "needs [7, 11, 9]"});
+    expect_message(e, ExitCode::invalid_value, {"'initial.path'", file, "'start'", "shape [7, 9, 11]", "needs [7, 11, 9]"});
   }
 }
 
