@@ -547,6 +547,29 @@ TEST(UnitConfig, DeepClusterPlan) {
                {"'cluster.tile'", "2 sizes in deep mode"});
 }
 
+// The deep family's compiled shapes (kernel_shapes.hpp): a 256-thread
+// block's tile, a column of at least r rows a thread, k of at least 2, and
+// the planes and halo list within a block's 227 KiB of shared memory on the
+// H100 and H200 (less the kernel's static ghost table) for every radius,
+// precision and equation it is built for.
+TEST(UnitConfig, DeepShapesFitABlock) {
+  int built = 0;
+  for (int r : {1, 2, 3, 4})
+    for (int levels : {1, 2})
+      for (bool fp64 : {false, true}) {
+        if (!cuda::deep_built(r, levels)) continue;
+        ++built;
+        const cuda::DeepShape s = cuda::deep_shape(r, fp64, levels);
+        const std::string what = "r" + std::to_string(r) + " levels " + std::to_string(levels) + (fp64 ? " fp64" : " fp32");
+        EXPECT_EQ(s.tile_x * s.tile_y % cuda::deep_threads, 0) << what;
+        EXPECT_EQ(cuda::deep_threads % s.tile_x, 0) << what;
+        EXPECT_GE(cuda::deep_points(s.tile_x, s.tile_y), r) << what;
+        EXPECT_GE(s.k, 2) << what;
+        EXPECT_LE(cuda::deep_shared_bytes(r, levels, s.k, fp64 ? 8 : 4, s.tile_x, s.tile_y), 227 * 1024 - 256) << what;
+      }
+  EXPECT_EQ(built, 6);  // one level (the heat) at r 1-2, two (the waves) at r 1; fp32 and fp64
+}
+
 // The fp32 columns kernels that add sources compile at most 8 levels (at 12
 // they spilled): a case with sources runs a plan's k of 12 as 8 and 4.
 TEST(UnitConfig, ColumnsSourcesKernelsCompileEightLevels) {
