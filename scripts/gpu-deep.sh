@@ -3,13 +3,14 @@
 # kernels (-DHEATWAVE_CLUSTER_3D_DEEP=ON), its GPU tests (bitwise the host's),
 # bench/deep-3d.yaml (autotuned and at the family's fixed plans), EBISU's
 # 3d7pt at the same sizes (scripts/ebisu-3d.sh; its sources in .carry/ebisu),
-# compute-sanitizer on small deep cases, and ctest -L gpu. Steps by
-# HEATWAVE_DEEP_STEPS (default: build tests bench ebisu sanitize ctest).
+# compute-sanitizer on small deep cases, ncu's instructions an update
+# (profile), and ctest -L gpu. Steps by HEATWAVE_DEEP_STEPS (default: build
+# tests bench ebisu sanitize profile ctest).
 #   scripts/gpu-deep.sh OUT_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-out/deep}")
-steps=${HEATWAVE_DEEP_STEPS:-build tests bench ebisu sanitize ctest}
+steps=${HEATWAVE_DEEP_STEPS:-build tests bench ebisu sanitize profile ctest}
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
@@ -79,6 +80,44 @@ YAML
       fi
     done
   done
+fi
+if [[ $steps == *profile* ]]; then
+  # Thread instructions an update (ncu, one launch after one skipped): the
+  # deep kernel on heat fp32 512^3 at its k, and EBISU's kernel (8 steps a
+  # launch) at the same size where scripts/ebisu-3d.sh built it.
+  work=/tmp/deep-profile && mkdir -p $work
+  cat >$work/heat.yaml <<'YAML'
+equation: heat
+precision: float32
+grid: {points: [512, 512, 512]}
+alpha: 1.0
+time: {dt: auto, steps: 14}
+boundary: {default: dirichlet}
+initial: {type: random, seed: 3}
+YAML
+  metrics=smsp__thread_inst_executed.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__inst_executed_pipe_lsu.sum
+  stamp "ncu: deep kernel, heat fp32 512^3"
+  (cd $work && HEATWAVE_CLUSTER_PLAN=deep,64,32,7 ncu --kernel-name regex:deep_kernel --launch-skip 1 --launch-count 1 \
+     --metrics $metrics "$OLDPWD/build-gpu/heatwave" run heat.yaml --backend cuda-cluster --overwrite) \
+    >"$out/ncu-deep.txt" 2>&1 || status=1
+  if [[ -x /tmp/ebisu-build/3d7pt_ebisu.exe ]]; then
+    stamp "ncu: EBISU 3d7pt fp32 512^3"
+    ncu --kernel-name regex:kernel3d_temporal --launch-skip 1 --launch-count 1 --metrics $metrics \
+      /tmp/ebisu-build/3d7pt_ebisu.exe 512 512 512 --fp32 --iter=16 >"$out/ncu-ebisu.txt" 2>&1 || status=1
+  fi
+  python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
+import re, sys, os
+for name, levels in (("deep", 7), ("ebisu", 8)):
+    path = os.path.join(sys.argv[1], f"ncu-{name}.txt")
+    if not os.path.exists(path): continue
+    text = open(path).read().replace(",", "")
+    def metric(m):
+        found = re.search(m + r"\s+\S+\s+([0-9.]+)", text)
+        return float(found.group(1)) if found else float("nan")
+    thread = metric("smsp__thread_inst_executed.sum")
+    print(f"{name}: {thread / (512 ** 3 * levels):.1f} thread instructions an update "
+          f"({metric('smsp__inst_executed.sum'):.0f} warp instructions, {metric('gpu__time_duration.sum'):.0f} time units)")
+PY
 fi
 if [[ $steps == *ctest* ]]; then
   stamp "ctest -L gpu"
