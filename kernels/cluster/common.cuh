@@ -37,6 +37,40 @@ HW_HD int wrapped_coordinate(const ClusterAxis& a, int c) {
   return g < 0 ? g + a.n : g;
 }
 
+// The ghost at coordinate i of a face from the value it mirrors: of a point,
+// or of each lane of a pack.
+template <class Real>
+__device__ __forceinline__ void mirror_into(Real& ghost, const FaceRule& face, int i, const Real& source) {
+  ghost = face.ghost(i, source);
+}
+template <class Real>
+__device__ __forceinline__ void mirror_into(Pack<Real>& ghost, const FaceRule& face, int i, const Pack<Real>& source) {
+#pragma unroll
+  for (int v = 0; v < Pack<Real>::width; ++v) ghost.v[v] = face.ghost(i, source.v[v]);
+}
+
+// z ghost planes of a column of 2r+1 planes around plane p (p within r of a
+// physical z face), a point or a pack of points each (the 3D pipeline, the
+// deep family): FaceRule from the plane each mirrors, which the column
+// holds. The cases are unrolled so that the column stays in registers (the
+// rules from the kernel's parameters, which the compiler rematerialises
+// rather than keeping them in registers across a sweep, as it would a
+// table's).
+template <int R, class T>
+__device__ __forceinline__ void mirror_z_ghosts(T (&w)[2 * R + 1], const ClusterAxis& az, int p) {
+#pragma unroll
+  for (int m = 0; m < R; ++m) {
+    if (az.ghosts[0] && p == m) {  // planes m-r..-1 mirror 2r-2m-j
+#pragma unroll
+      for (int j = 0; j < R - m; ++j) mirror_into(w[j], az.face[0], m - R + j, w[2 * R - 2 * m - j]);
+    }
+    if (az.ghosts[1] && p == az.n - 1 - m) {  // planes n..n-1-m+r mirror 2r+2m-j
+#pragma unroll
+      for (int j = R + m + 1; j <= 2 * R; ++j) mirror_into(w[j], az.face[1], p - R + j, w[2 * R + 2 * m - j]);
+    }
+  }
+}
+
 // Where coordinate c of an axis lies in the rank's storage, for tables and
 // fields indexed by it: wrapped on a periodic axis, else clamped to the
 // stored points (a pack's points past the region it computes are computed

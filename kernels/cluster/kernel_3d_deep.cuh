@@ -40,26 +40,6 @@ struct DeepGhost {
   __device__ Real operator()(Real v) const { return fixed ? value : sign * v + shift; }
 };
 
-// z ghost planes of a column of 2r+1 values around plane p (p within r of a
-// physical z face), by FaceRule from the planes they mirror, which the
-// column holds (the cases unrolled so that the column stays in registers;
-// the rules from the kernel's parameters, which the compiler does not keep
-// in registers across the sweep, as it would a table's).
-template <int R, class Real>
-__device__ __forceinline__ void mirror_z_ghosts(Real (&w)[2 * R + 1], const ClusterAxis& az, int p) {
-#pragma unroll
-  for (int m = 0; m < R; ++m) {
-    if (az.ghosts[0] && p == m) {  // planes m-r..-1 mirror 2r-2m-j
-#pragma unroll
-      for (int j = 0; j < R - m; ++j) w[j] = az.face[0].ghost(m - R + j, w[2 * R - 2 * m - j]);
-    }
-    if (az.ghosts[1] && p == az.n - 1 - m) {  // planes n..n-1-m+r mirror 2r+2m-j
-#pragma unroll
-      for (int j = R + m + 1; j <= 2 * R; ++j) w[j] = az.face[1].ghost(p - R + j, w[2 * R + 2 * m - j]);
-    }
-  }
-}
-
 // c on a periodic axis of n points, for c in [-n, 2n).
 __device__ __forceinline__ int deep_wrap(int c, int n) { return c < 0 ? c + n : c >= n ? c - n : c; }
 

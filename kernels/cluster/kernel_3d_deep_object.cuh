@@ -2,7 +2,6 @@
 // kernel_3d_deep.cuh). Host code: the kernels are declared (kernel_args.cuh),
 // built in units of their own.
 #pragma once
-#include <type_traits>
 
 #include "io/errors.hpp"
 #include "kernels/cluster/kernel_3d_object.cuh"

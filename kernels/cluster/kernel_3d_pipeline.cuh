@@ -64,29 +64,6 @@ __device__ __forceinline__ int ring_slot_3d(int i_slot, int i, int qq) {
   }
 }
 
-// z ghost planes of a column of 2r+1 planes around plane p (p within r of a
-// physical z face): FaceRule from the plane each mirrors, which the column
-// holds. The cases are unrolled so that the column stays in registers.
-template <int R, class Real>
-__device__ __forceinline__ void mirror_z_ghosts(Pack<Real> (&w)[2 * R + 1], const ClusterAxis& az, int p) {
-  constexpr int V = Pack<Real>::width;
-#pragma unroll
-  for (int m = 0; m < R; ++m) {
-    if (az.ghosts[0] && p == m) {  // planes m-r..-1 mirror 2r-2m-j
-#pragma unroll
-      for (int j = 0; j < R - m; ++j)
-#pragma unroll
-        for (int v = 0; v < V; ++v) w[j].v[v] = az.face[0].ghost(m - R + j, w[2 * R - 2 * m - j].v[v]);
-    }
-    if (az.ghosts[1] && p == az.n - 1 - m) {  // planes n..n-1-m+r mirror 2r+2m-j
-#pragma unroll
-      for (int j = R + m + 1; j <= 2 * R; ++j)
-#pragma unroll
-        for (int v = 0; v < V; ++v) w[j].v[v] = az.face[1].ghost(p - R + j, w[2 * R + 2 * m - j].v[v]);
-    }
-  }
-}
-
 template <int R, class Real, class Eq, int Steps, bool Clustered, Form F, bool Events>
 __global__ void __launch_bounds__(512, min_blocks_3d<Eq::levels>())
     cluster_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
