@@ -138,19 +138,19 @@ void Receivers<D, Real>::refuse_restart(const std::string& why) const {
 
 template <int D, class Real>
 void Receivers<D, Real>::check_same_receivers(const hdf5::Traces& file, const std::vector<double>& positions) const {
-  const auto refuse = [this](const std::string& why) { refuse_restart(why); };
   if (file.receivers != receivers_ || file.dims != D)
-    refuse(fmt::format("holds {} receivers' traces in {}D, this config has {} in {}D", file.receivers, file.dims,
-                       receivers_, D));
+    refuse_restart(fmt::format("holds {} receivers' traces in {}D, this config has {} in {}D", file.receivers,
+                               file.dims, receivers_, D));
   if (file.every != 0 && file.every != settings_.every)
-    refuse(fmt::format("was sampled every {} step(s), the config says receivers.every = {}", file.every,
-                       settings_.every));
+    refuse_restart(
+        fmt::format("was sampled every {} step(s), the config says receivers.every = {}", file.every, settings_.every));
   if (!file.field.empty() && file.field != settings_.field)
-    refuse(fmt::format("records '{}', the config says receivers.field = {}", file.field, settings_.field));
+    refuse_restart(fmt::format("records '{}', the config says receivers.field = {}", file.field, settings_.field));
   for (std::size_t r = 0; r < receivers_; ++r)
     if (!std::equal(positions.begin() + r * D, positions.begin() + (r + 1) * D, file.positions.begin() + r * D))
-      refuse(fmt::format("receiver {} is at {} in the config but at {} in the file", r,
-                         point_text(positions.data() + r * D, D), point_text(file.positions.data() + r * D, D)));
+      refuse_restart(fmt::format("receiver {} is at {} in the config but at {} in the file", r,
+                                 point_text(positions.data() + r * D, D),
+                                 point_text(file.positions.data() + r * D, D)));
 }
 
 template <int D, class Real>
