@@ -19,7 +19,7 @@ stamp() { log "$* ($(date +%T), $((SECONDS / 60)) min $((SECONDS % 60)) s into t
 if [[ $steps == *build* ]]; then
   stamp "build"
   { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON &&
-      cmake --build build-gpu -j "$(nproc)" --target heatwave heatwave_gpu_tests; } >"$out/build.log" 2>&1 ||
+      cmake --build build-gpu -j "$(nproc)" --target ${HEATWAVE_DEEP_TARGETS:-heatwave heatwave_gpu_tests}; } >"$out/build.log" 2>&1 ||
     { grep -B2 -A12 "error" "$out/build.log" | head -60; log "BUILD FAILED"; exit 1; }
   build-gpu/heatwave info | grep -E "^heatwave|cluster kernels" | tee -a "$out/summary.txt"
 fi
@@ -34,7 +34,7 @@ fi
 if [[ $steps == *bench* ]]; then
   stamp "bench/deep-3d.yaml"
   export HEATWAVE_CACHE_DIR=/tmp/heatwave-deep-plans
-  build-gpu/heatwave bench bench/deep-3d.yaml --json "$out/deep-3d.json" >"$out/bench.log" 2>&1 || status=1
+  build-gpu/heatwave bench ${HEATWAVE_DEEP_BENCH:-bench/deep-3d.yaml} --json "$out/deep-3d.json" >"$out/bench.log" 2>&1 || status=1
   python3 - "$out/deep-3d.json" <<'PY' | tee -a "$out/summary.txt"
 import json, sys
 for c in json.load(open(sys.argv[1]))["cases"]:
@@ -95,15 +95,28 @@ time: {dt: auto, steps: 14}
 boundary: {default: dirichlet}
 initial: {type: random, seed: 3}
 YAML
+  # Thread instructions an update (the summary line), then, for reading:
+  # warp stall reasons, scheduler issue rates and per-SASS-instruction
+  # execution and stall counts (source page), and the SASS itself.
   metrics=smsp__thread_inst_executed.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__inst_executed_pipe_lsu.sum
+  sections="--section SchedulerStats --section WarpStateStats --section SourceCounters --section LaunchStats --section Occupancy"
+  profile() {  # NAME KERNEL_REGEX COMMAND...
+    local name=$1 kernel=$2; shift 2
+    ncu --kernel-name regex:$kernel --launch-skip 1 --launch-count 1 --metrics $metrics $sections \
+      --import-source no -f -o "$out/ncu-$name" "$@" >"$out/ncu-$name.log" 2>&1 || status=1
+    ncu -i "$out/ncu-$name.ncu-rep" --page details --print-details all >"$out/ncu-$name.txt" 2>&1
+    ncu -i "$out/ncu-$name.ncu-rep" --page raw --csv >"$out/ncu-$name-raw.csv" 2>&1
+    ncu -i "$out/ncu-$name.ncu-rep" --page source --csv --print-source sass >"$out/ncu-$name-sass.csv" 2>&1 ||
+      ncu -i "$out/ncu-$name.ncu-rep" --page source --csv >"$out/ncu-$name-sass.csv" 2>&1
+  }
   stamp "ncu: deep kernel, heat fp32 512^3"
-  (cd $work && HEATWAVE_CLUSTER_PLAN=deep,64,32,7 ncu --kernel-name regex:deep_kernel --launch-skip 1 --launch-count 1 \
-     --metrics $metrics "$OLDPWD/build-gpu/heatwave" run heat.yaml --backend cuda-cluster --overwrite) \
-    >"$out/ncu-deep.txt" 2>&1 || status=1
+  (cd $work && HEATWAVE_CLUSTER_PLAN=deep,64,32,7 profile deep deep_kernel \
+     "$OLDPWD/build-gpu/heatwave" run heat.yaml --backend cuda-cluster --overwrite)
+  find build-gpu -name 'deep_3d_float_Heat_r1.cu.o' -exec cuobjdump -sass {} \; >"$out/deep-kernels.sass" 2>&1
   if [[ -x /tmp/ebisu-build/3d7pt_ebisu.exe ]]; then
     stamp "ncu: EBISU 3d7pt fp32 512^3"
-    ncu --kernel-name regex:kernel3d_temporal --launch-skip 1 --launch-count 1 --metrics $metrics \
-      /tmp/ebisu-build/3d7pt_ebisu.exe 512 512 512 --fp32 --iter=16 >"$out/ncu-ebisu.txt" 2>&1 || status=1
+    profile ebisu kernel3d_temporal /tmp/ebisu-build/3d7pt_ebisu.exe 512 512 512 --fp32 --iter=16
+    cuobjdump -sass /tmp/ebisu-build/3d7pt_ebisu.exe >"$out/ebisu.sass" 2>&1
   fi
   python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
 import re, sys, os

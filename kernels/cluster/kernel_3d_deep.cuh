@@ -15,9 +15,12 @@
 //   (z+1..z+r from shared): no register moves.
 // - A level's results are held across one barrier and stored over the slot
 //   just consumed: r+1 shared planes a level.
-// - Edges: each edge value stored to global memory from its register, then
-//   the grid barrier, then the neighbours' edges copied asynchronously into
-//   the rings' halos, waited before the next barrier, which publishes them.
+// - Edges: once the results are stored, the tile's edge values copied to
+//   global memory along the strips from a per-launch list (coalesced, no
+//   per-thread edge roles: stored from registers, every warp paid for the
+//   lanes on a tile edge), then the grid barrier, then the neighbours' edges
+//   copied asynchronously into the rings' halos, waited before the next
+//   barrier, which publishes them.
 // The stencil and update are the other backends' (LaplacianWeights::start,
 // then add in axis order; the equation's update): bitwise equal to them.
 // Device code: no host-only header (its kernel object: kernel_3d_deep_object.cuh).
@@ -103,41 +106,40 @@ __global__ void __launch_bounds__(deep_threads, 1)
   const int steady_lo = R - zl + K * S, steady_hi = az.n - R - zl + S;  // [lo, hi): every level's plane in [r, n-1-r]
 
   // Level 0's plane j into its ring slot (and u^{n-1}'s): the tile and r
-  // around it, wrapped or from the stored ghosts. An item's shared offset in
-  // a plane is its index.
-  const bool wraps = ax.periodic || ay.periodic;
-  const long corner = geo.lead + (x0 - R) + (y0 - R + geo.halo) * geo.stride[1];  // plane point (-r, -r), unwrapped
+  // around it, wrapped or from the stored ghosts. Warp w copies rows w,
+  // w + 8, ... of the plane, its lanes along the row: a row's source
+  // address once a row, the rest immediates.
+  constexpr int warps = deep_threads / 32, rows0 = TY + 2 * R, chunks = (W + 31) / 32;
+  const int warp = tid / 32, lane = tid % 32;
+  auto source_x = [&](int col) { return ax.periodic ? deep_wrap(x0 - R + col, ax.n) : x0 - R + col; };
   auto load_plane = [&](int j) {
     int gz;
     if (j < loads && source_coordinate(az, zl + j, gz)) {
-      Real* const to = ring0 + (j % S0) * PS;
-      const long plane = (gz + geo.halo) * geo.stride[2];
-      constexpr int items = PS;
+      Real* const to = ring0 + (j % S0) * PS + lane;
+      const long plane = geo.lead + (gz + geo.halo) * geo.stride[2];
 #pragma unroll
-      for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m) {
-        const int e = tid + m * deep_threads;
-        if (items % deep_threads != 0 && e >= items) continue;
-        const int row = e / W, col = e - row * W;
-        long from = plane + corner + col + row * geo.stride[1];
-        if (wraps) {  // a periodic axis' halo wraps around
-          const int gx = ax.periodic ? deep_wrap(x0 - R + col, ax.n) : x0 - R + col;
-          const int gy = ay.periodic ? deep_wrap(y0 - R + row, ay.n) : y0 - R + row;
-          from = plane + geo.lead + gx + (gy + geo.halo) * geo.stride[1];
+      for (int k = 0; k < (rows0 + warps - 1) / warps; ++k) {
+        const int row = warp + k * warps;
+        if (rows0 % warps != 0 && row >= rows0) continue;
+        const int gy = ay.periodic ? deep_wrap(y0 - R + row, ay.n) : y0 - R + row;
+        const long from = plane + (gy + geo.halo) * geo.stride[1];
+#pragma unroll
+        for (int c = 0; c < chunks; ++c) {
+          if (W % 32 != 0 && c == chunks - 1 && lane + 32 * c >= W) continue;
+          const long at = from + source_x(lane + 32 * c);
+          load_async(to + row * W + 32 * c, u + at);
+          if constexpr (two_levels) load_async(to + S0 * PS + row * W + 32 * c, u_prev + at);
         }
-        load_async(to + e, u + from);
-        if constexpr (two_levels) load_async(to + S0 * PS + e, u_prev + from);
       }
     }
     commit_loads();
   };
 
   // Edge strips: a level's plane's four, r deep, [side][depth][along]: x low
-  // (the low neighbour's x-high halo), x high, y low, y high; two sets by
-  // iteration parity (a block may write the next iteration's before a slower
-  // one has read this one's).
-  auto strip_at = [&](int parity, int b, int t) {
-    return edges + ((static_cast<long>(parity) * nbx * nby + b) * KE + (t - 1)) * SV;
-  };
+  // (the low neighbour's x-high halo), x high, y low, y high; a block's k-1
+  // levels' strips together, the blocks' in a set, two sets by iteration
+  // parity (a block may write the next iteration's before a slower one has
+  // read this one's).
   constexpr int side_x = R * TY, side_y = R * TX;
   auto strip_offset = [](int side, int c, int a) {
     return side < 2 ? side * side_x + c * TY + a : 2 * side_x + (side - 2) * side_y + c * TX + a;
@@ -157,13 +159,6 @@ __global__ void __launch_bounds__(deep_threads, 1)
   };
   const int send_x_lo = sent_from(ax, bx, nbx, TX, x0, false), send_x_hi = sent_from(ax, bx, nbx, TX, x0, true);
   const int send_y_lo = sent_from(ay, by, nby, TY, y0, false), send_y_hi = sent_from(ay, by, nby, TY, y0, true);
-  const int edge_x_lo = tx - send_x_lo, edge_x_hi = tx - send_x_hi;  // in [0, r): the thread's depth in the strip
-  unsigned edge_rows_lo = 0, edge_rows_hi = 0;  // the thread's rows in the y strips, a bit each
-#pragma unroll
-  for (int j = 0; j < P; ++j) {
-    if (unsigned(ty + j - send_y_lo) < unsigned(R)) edge_rows_lo |= 1u << j;
-    if (unsigned(ty + j - send_y_hi) < unsigned(R)) edge_rows_hi |= 1u << j;
-  }
   // Dirichlet face points: g at every level (y faces first, as the ghosts
   // are filled): the thread's rows on a face, a bit each, and their values
   // (a y face's rows, else the thread's x face's).
@@ -198,17 +193,27 @@ __global__ void __launch_bounds__(deep_threads, 1)
   struct HaloItem {
     int to, from, rule;
   };
+  // ... and the edge values they send: where each lies in the rings (slot 0)
+  // and in the set of parity 0 (-1: no neighbour on that side).
+  struct EdgeItem {
+    int from, to;
+  };
+  constexpr int items = (K - 1) * SV;
   HaloItem* const halo_items = reinterpret_cast<HaloItem*>(rings + (K - 1) * S * PS);
-  for (int f = tid; f < (K - 1) * SV; f += deep_threads) {
+  EdgeItem* const edge_items = reinterpret_cast<EdgeItem*>(halo_items + items);
+  for (int f = tid; f < items; f += deep_threads) {
     const int t = f / SV + 1, e = f - (t - 1) * SV;
     const int side = e < 2 * side_x ? e / side_x : 2 + (e - 2 * side_x) / side_y;
     const int rest = side < 2 ? e - side * side_x : e - 2 * side_x - (side - 2) * side_y;
     const int length = side < 2 ? TY : TX, c = rest / length, a = rest - c * length;
     const bool along_x = side < 2, high = side & 1;
+    const int first = along_x ? (high ? send_x_hi : send_x_lo) : (high ? send_y_hi : send_y_lo);
+    const int vx = along_x ? first + c : a, vy = along_x ? a : first + c;  // the value sent, in the tile
     const int hx = along_x ? (high ? TX + c : c - R) : a, hy = along_x ? a : (high ? TY + c : c - R);
     const int level = (t - 1) * S * PS;
     HaloItem item{level + (hy + R) * W + hx + R, 0, 0};
     const int next = along_x ? neighbour(ax, bx, nbx, high) : neighbour(ay, by, nby, high);
+    edge_items[f] = next >= 0 ? EdgeItem{level + (vy + R) * W + vx + R, (block * KE + (t - 1)) * SV + e} : EdgeItem{0, -1};
     if (next >= 0) {
       const int nb = along_x ? next + by * nbx : bx + next * nbx;
       item.from = (nb * KE + (t - 1)) * SV + strip_offset(side ^ 1, c, a);
@@ -223,18 +228,40 @@ __global__ void __launch_bounds__(deep_threads, 1)
   // The halos of the planes levels 1..K-1 made in iteration i (slot i % S):
   // the neighbours' strips (cp.async, waited at the next iteration's
   // barrier), or a physical face's ghosts from the tile.
+  const bool ghost_sides = neighbour(ax, bx, nbx, false) < 0 || neighbour(ax, bx, nbx, true) < 0 ||
+                           neighbour(ay, by, nby, false) < 0 || neighbour(ay, by, nby, true) < 0;
+  const long set_size = static_cast<long>(nbx) * nby * KE * SV;
   auto fetch_halos = [&](int i) {
     Real* const slot = rings + (i % S) * PS;
-    const Real* const set = edges + static_cast<long>(i & 1) * nbx * nby * KE * SV;
-#pragma unroll 1
-    for (int f = tid; f < (K - 1) * SV; f += deep_threads) {
+    const Real* const set = edges + (i & 1) * set_size;
+#pragma unroll
+    for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m) {
+      const int f = tid + m * deep_threads;
+      if (items % deep_threads != 0 && f >= items) continue;
       const HaloItem item = halo_items[f];
-      if (item.from >= 0)
-        load_async(slot + item.to, set + item.from);
-      else
-        slot[item.to] = (&ghosts[0][0][0])[item.rule](slot[-1 - item.from]);
+      if (item.from >= 0) load_async(slot + item.to, set + item.from);
     }
     commit_loads();
+    if (ghost_sides) {
+#pragma unroll 1
+      for (int f = tid; f < items; f += deep_threads) {
+        const HaloItem item = halo_items[f];
+        if (item.from < 0) slot[item.to] = (&ghosts[0][0][0])[item.rule](slot[-1 - item.from]);
+      }
+    }
+  };
+  // This iteration's edge values (slot i % S of levels 1..K-1, stored in
+  // the rings) to the block's strips, coalesced along them.
+  auto send_edges = [&](int i) {
+    const Real* const slot = rings + (i % S) * PS;
+    Real* const set = edges + (i & 1) * set_size;
+#pragma unroll
+    for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m) {
+      const int f = tid + m * deep_threads;
+      if (items % deep_threads != 0 && f >= items) continue;
+      const EdgeItem item = edge_items[f];
+      if (item.to >= 0) set[item.to] = slot[item.from];
+    }
   };
 
   // The register queues and the levels' results (held across the barrier).
@@ -324,31 +351,16 @@ __global__ void __launch_bounds__(deep_threads, 1)
         // The last level: the tile's updated points to global memory (two
         // levels: and level K-1 at p, the new u^{n-1}).
         if (Steady || (p >= max(0, az.upd_lo) && p < min(az.n, az.upd_hi))) {  // (level K's range: [0, n))
-          Real* const out = out_u + out0 + (p + geo.halo) * geo.stride[2];
-          [[maybe_unused]] Real* const out_prev = out_u_prev + out0 + (p + geo.halo) * geo.stride[2];
+          const long at = out0 + (p + geo.halo) * geo.stride[2];
+          Real* out = out_u + at;
+          [[maybe_unused]] Real* out_prev = out_u_prev + at;
 #pragma unroll
-          for (int j = 0; j < P; ++j)
-            if (written_rows >> j & 1) {
-              out[j * geo.stride[1]] = result[t][j];
-              if constexpr (two_levels) out_prev[j * geo.stride[1]] = column[j][R];
+          for (int j = 0; j < P; ++j, out += geo.stride[1]) {
+            if (written_rows >> j & 1) *out = result[t][j];
+            if constexpr (two_levels) {
+              if (written_rows >> j & 1) *out_prev = column[j][R];
+              out_prev += geo.stride[1];
             }
-        }
-      } else {
-        // Edge values to the neighbours, from the registers that hold them.
-        Real* const strips = strip_at(i & 1, block, t);
-        if (unsigned(edge_x_lo) < unsigned(R)) {
-#pragma unroll
-          for (int j = 0; j < P; ++j) strips[strip_offset(0, edge_x_lo, ty + j)] = result[t][j];
-        }
-        if (unsigned(edge_x_hi) < unsigned(R)) {
-#pragma unroll
-          for (int j = 0; j < P; ++j) strips[strip_offset(1, edge_x_hi, ty + j)] = result[t][j];
-        }
-        if (edge_rows_lo | edge_rows_hi) {
-#pragma unroll
-          for (int j = 0; j < P; ++j) {
-            if (edge_rows_lo >> j & 1) strips[strip_offset(2, ty + j - send_y_lo, tx)] = result[t][j];
-            if (edge_rows_hi >> j & 1) strips[strip_offset(3, ty + j - send_y_hi, tx)] = result[t][j];
           }
         }
       }
@@ -364,6 +376,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
       Real* const to = level_plane(t, slot);
 #pragma unroll
       for (int j = 0; j < P; ++j) to[j * W] = result[t][j];
+    }
+    if constexpr (K > 1) {
+      __syncthreads();  // the results stored
+      send_edges(i);
     }
     grid.sync();  // the tiles' results and edge strips complete
     fetch_halos(i);
