@@ -18,9 +18,10 @@
 // - Edges: once the results are stored, the tile's edge values copied to
 //   global memory along the strips from a per-launch list (coalesced, no
 //   per-thread edge roles: stored from registers, every warp paid for the
-//   lanes on a tile edge), then the grid barrier, then the neighbours' edges
-//   copied asynchronously into the rings' halos, waited before the next
-//   barrier, which publishes them.
+//   lanes on a tile edge), then a flag released. No grid barrier: a block
+//   waits for its neighbours' flags only an iteration later, after its
+//   levels, then copies their edges asynchronously into the rings' halos,
+//   waited before the iteration's last block barrier, which publishes them.
 // The stencil and update are the other backends' (LaplacianWeights::start,
 // then add in axis order; the equation's update): bitwise equal to them.
 // Device code: no host-only header (its kernel object: kernel_3d_deep_object.cuh).
@@ -78,6 +79,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
   constexpr int P = deep_points(TX, TY), W = TX + 2 * R, PS = deep_plane(R, TX, TY), S = R + 1, S0 = 2 * S;
   constexpr int SV = deep_edge_values(R, TX, TY), KE = K > 1 ? K - 1 : 1;  // levels with edges (1..K-1)
   static_assert(deep_threads % TX == 0 && deep_threads / TX * P == TY && P >= R, "a thread a column of P >= r rows");
+  static_assert(PS * sizeof(Real) % 8 == 0, "the lists after the rings 8-byte aligned");
 
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
@@ -107,28 +109,43 @@ __global__ void __launch_bounds__(deep_threads, 1)
 
   // Level 0's plane j into its ring slot (and u^{n-1}'s): the tile and r
   // around it, wrapped or from the stored ghosts. Warp w copies rows w,
-  // w + 8, ... of the plane, its lanes along the row: a row's source
-  // address once a row, the rest immediates.
+  // w + 8, ... of the plane, its lanes along the row: without a periodic x
+  // or y axis, a pointer walked a row and immediates (the thread's row 0 of
+  // plane 0 at `first`).
   constexpr int warps = deep_threads / 32, rows0 = TY + 2 * R, chunks = (W + 31) / 32;
   const int warp = tid / 32, lane = tid % 32;
-  auto source_x = [&](int col) { return ax.periodic ? deep_wrap(x0 - R + col, ax.n) : x0 - R + col; };
+  const bool wraps = ax.periodic || ay.periodic;
+  const long first = geo.lead + (x0 - R + lane) + (y0 - R + warp + geo.halo) * geo.stride[1];
+  const long row_step = warps * geo.stride[1];
   auto load_plane = [&](int j) {
     int gz;
     if (j < loads && source_coordinate(az, zl + j, gz)) {
       Real* const to = ring0 + (j % S0) * PS + lane;
-      const long plane = geo.lead + (gz + geo.halo) * geo.stride[2];
+      const long plane = (gz + geo.halo) * geo.stride[2];
+      if (!wraps) {
+        const Real* from = u + first + plane;
+        [[maybe_unused]] const Real* from_prev = u_prev + first + plane;
 #pragma unroll
-      for (int k = 0; k < (rows0 + warps - 1) / warps; ++k) {
-        const int row = warp + k * warps;
-        if (rows0 % warps != 0 && row >= rows0) continue;
-        const int gy = ay.periodic ? deep_wrap(y0 - R + row, ay.n) : y0 - R + row;
-        const long from = plane + (gy + geo.halo) * geo.stride[1];
+        for (int k = 0; k < (rows0 + warps - 1) / warps; ++k, from += row_step) {
+          const int row = warp + k * warps;
+          if (rows0 % warps != 0 && row >= rows0) continue;
 #pragma unroll
-        for (int c = 0; c < chunks; ++c) {
-          if (W % 32 != 0 && c == chunks - 1 && lane + 32 * c >= W) continue;
-          const long at = from + source_x(lane + 32 * c);
-          load_async(to + row * W + 32 * c, u + at);
-          if constexpr (two_levels) load_async(to + S0 * PS + row * W + 32 * c, u_prev + at);
+          for (int c = 0; c < chunks; ++c) {
+            if (W % 32 != 0 && c == chunks - 1 && lane + 32 * c >= W) continue;
+            load_async(to + row * W + 32 * c, from + 32 * c);
+            if constexpr (two_levels) load_async(to + S0 * PS + row * W + 32 * c, from_prev + 32 * c);
+          }
+          if constexpr (two_levels) from_prev += row_step;
+        }
+      } else {
+        for (int row = warp; row < rows0; row += warps) {
+          const int gy = ay.periodic ? deep_wrap(y0 - R + row, ay.n) : y0 - R + row;
+          const long from = geo.lead + plane + (gy + geo.halo) * geo.stride[1];
+          for (int col = lane; col < W; col += 32) {
+            const long at = from + (ax.periodic ? deep_wrap(x0 - R + col, ax.n) : x0 - R + col);
+            load_async(to - lane + row * W + col, u + at);
+            if constexpr (two_levels) load_async(to - lane + S0 * PS + row * W + col, u_prev + at);
+          }
         }
       }
     }
@@ -185,82 +202,95 @@ __global__ void __launch_bounds__(deep_threads, 1)
   }
   __syncthreads();
 
-  // The halos of the planes levels 1..K-1 make: each halo point's place in
-  // the rings (slot 0) and where it comes from, the same every iteration,
-  // listed once a launch after the rings: a neighbour's edge strip (its
-  // offset in the set of parity 0), or a ghost (-1 - the offset of the point
-  // it mirrors, and its rule).
-  struct HaloItem {
+  // The halos of the planes levels 1..K-1 make and the edge values they
+  // send, the same every iteration, listed once a launch after the rings
+  // (a side of a tile wholly a neighbour's or a physical face's, the lists
+  // without gaps):
+  // - fetched: a halo point's place in the rings (slot 0) and its value's in
+  //   the neighbour's strip (in the set of parity 0);
+  // - sent: an edge value's place in the rings and in the block's strip;
+  // - ghosts: a halo point on a physical face, the place of the point it
+  //   mirrors, and the rule.
+  struct Pair {
+    int shared, global;
+  };
+  struct GhostItem {
     int to, from, rule;
   };
-  // ... and the edge values they send: where each lies in the rings (slot 0)
-  // and in the set of parity 0 (-1: no neighbour on that side).
-  struct EdgeItem {
-    int from, to;
-  };
   constexpr int items = (K - 1) * SV;
-  HaloItem* const halo_items = reinterpret_cast<HaloItem*>(rings + (K - 1) * S * PS);
-  EdgeItem* const edge_items = reinterpret_cast<EdgeItem*>(halo_items + items);
+  Pair* const fetched = reinterpret_cast<Pair*>(rings + (K - 1) * S * PS);
+  Pair* const sent = fetched + items;
+  GhostItem* const ghost_items = reinterpret_cast<GhostItem*>(sent + items);
+  // The sides with a neighbour, a bit each; per level, a side's first item
+  // in its list (the sides before it of the same kind).
+  const unsigned has = (neighbour(ax, bx, nbx, false) >= 0 ? 1u : 0u) | (neighbour(ax, bx, nbx, true) >= 0 ? 2u : 0u) |
+                       (neighbour(ay, by, nby, false) >= 0 ? 4u : 0u) | (neighbour(ay, by, nby, true) >= 0 ? 8u : 0u);
+  auto sides_before = [&](int side, unsigned kind) {
+    int n = 0;
+    for (int b = 0; b < side; ++b) n += (kind >> b & 1) * R * (b < 2 ? TY : TX);
+    return n;
+  };
+  const int exchanged = sides_before(4, has), ghosted = sides_before(4, ~has);
   for (int f = tid; f < items; f += deep_threads) {
     const int t = f / SV + 1, e = f - (t - 1) * SV;
     const int side = e < 2 * side_x ? e / side_x : 2 + (e - 2 * side_x) / side_y;
     const int rest = side < 2 ? e - side * side_x : e - 2 * side_x - (side - 2) * side_y;
     const int length = side < 2 ? TY : TX, c = rest / length, a = rest - c * length;
     const bool along_x = side < 2, high = side & 1;
-    const int first = along_x ? (high ? send_x_hi : send_x_lo) : (high ? send_y_hi : send_y_lo);
-    const int vx = along_x ? first + c : a, vy = along_x ? a : first + c;  // the value sent, in the tile
-    const int hx = along_x ? (high ? TX + c : c - R) : a, hy = along_x ? a : (high ? TY + c : c - R);
     const int level = (t - 1) * S * PS;
-    HaloItem item{level + (hy + R) * W + hx + R, 0, 0};
-    const int next = along_x ? neighbour(ax, bx, nbx, high) : neighbour(ay, by, nby, high);
-    edge_items[f] = next >= 0 ? EdgeItem{level + (vy + R) * W + vx + R, (block * KE + (t - 1)) * SV + e} : EdgeItem{0, -1};
-    if (next >= 0) {
+    const int hx = along_x ? (high ? TX + c : c - R) : a, hy = along_x ? a : (high ? TY + c : c - R);
+    const int to = level + (hy + R) * W + hx + R;
+    if (has >> side & 1) {
+      const int next = along_x ? neighbour(ax, bx, nbx, high) : neighbour(ay, by, nby, high);
       const int nb = along_x ? next + by * nbx : bx + next * nbx;
-      item.from = (nb * KE + (t - 1)) * SV + strip_offset(side ^ 1, c, a);
+      const int first = along_x ? (high ? send_x_hi : send_x_lo) : (high ? send_y_hi : send_y_lo);
+      const int vx = along_x ? first + c : a, vy = along_x ? a : first + c;  // the value sent, in the tile
+      const int at = (t - 1) * exchanged + sides_before(side, has) + rest;
+      fetched[at] = {to, (nb * KE + (t - 1)) * SV + strip_offset(side ^ 1, c, a)};
+      sent[at] = {level + (vy + R) * W + vx + R, (block * KE + (t - 1)) * SV + e};
     } else {
-      item.rule = (along_x ? 0 : 2 * R) + (high ? R + c : R - 1 - c);  // ghosts[axis][side][d-1]: d = c+1, or r-c
+      const int rule = (along_x ? 0 : 2 * R) + (high ? R + c : R - 1 - c);  // ghosts[axis][side][d-1]: d = c+1, or r-c
       const int source = ghosts[along_x ? 0 : 1][high][high ? c : R - 1 - c].source - (along_x ? x0 : y0);
-      item.from = -1 - (level + (along_x ? (hy + R) * W + source + R : (source + R) * W + hx + R));
+      const int from = level + (along_x ? (hy + R) * W + source + R : (source + R) * W + hx + R);
+      ghost_items[(t - 1) * ghosted + sides_before(side, ~has) + rest] = {to, from, rule};
     }
-    halo_items[f] = item;
   }
   __syncthreads();
-  // The halos of the planes levels 1..K-1 made in iteration i (slot i % S):
-  // the neighbours' strips (cp.async, waited at the next iteration's
-  // barrier), or a physical face's ghosts from the tile.
-  const bool ghost_sides = neighbour(ax, bx, nbx, false) < 0 || neighbour(ax, bx, nbx, true) < 0 ||
-                           neighbour(ay, by, nby, false) < 0 || neighbour(ay, by, nby, true) < 0;
+  const int fetches = (K - 1) * exchanged, ghost_count = (K - 1) * ghosted;
   const long set_size = static_cast<long>(nbx) * nby * KE * SV;
-  auto fetch_halos = [&](int i) {
-    Real* const slot = rings + (i % S) * PS;
+  // The halos of the planes levels 1..K-1 made in iteration i (ring slot
+  // Slot): the neighbours' strips (cp.async, waited at the next iteration's
+  // barrier), and a physical face's ghosts from the tile.
+  auto fetch_halos = [&]<int Slot>(int i) {
+    Real* const slot = rings + Slot * PS;
     const Real* const set = edges + (i & 1) * set_size;
 #pragma unroll
     for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m) {
       const int f = tid + m * deep_threads;
-      if (items % deep_threads != 0 && f >= items) continue;
-      const HaloItem item = halo_items[f];
-      if (item.from >= 0) load_async(slot + item.to, set + item.from);
-    }
-    commit_loads();
-    if (ghost_sides) {
-#pragma unroll 1
-      for (int f = tid; f < items; f += deep_threads) {
-        const HaloItem item = halo_items[f];
-        if (item.from < 0) slot[item.to] = (&ghosts[0][0][0])[item.rule](slot[-1 - item.from]);
+      if (f < fetches) {
+        const Pair item = fetched[f];
+        load_async(slot + item.shared, set + item.global);
       }
     }
+    commit_loads();
+#pragma unroll 1
+    for (int f = tid; f < ghost_count; f += deep_threads) {
+      const GhostItem item = ghost_items[f];
+      slot[item.to] = (&ghosts[0][0][0])[item.rule](slot[item.from]);
+    }
   };
-  // This iteration's edge values (slot i % S of levels 1..K-1, stored in
-  // the rings) to the block's strips, coalesced along them.
-  auto send_edges = [&](int i) {
-    const Real* const slot = rings + (i % S) * PS;
+  // This iteration's edge values (slot Slot of levels 1..K-1, stored in the
+  // rings) to the block's strips, coalesced along them.
+  auto send_edges = [&]<int Slot>(int i) {
+    const Real* const slot = rings + Slot * PS;
     Real* const set = edges + (i & 1) * set_size;
 #pragma unroll
     for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m) {
       const int f = tid + m * deep_threads;
-      if (items % deep_threads != 0 && f >= items) continue;
-      const EdgeItem item = edge_items[f];
-      if (item.to >= 0) set[item.to] = slot[item.from];
+      if (f < fetches) {
+        const Pair item = sent[f];
+        set[item.global] = slot[item.shared];
+      }
     }
   };
 
@@ -275,13 +305,36 @@ __global__ void __launch_bounds__(deep_threads, 1)
 #pragma unroll
       for (int j = 0; j < P; ++j) q[t][s][j] = 0;
 
-  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  // Neighbours instead of a grid barrier: a block publishes iteration i's
+  // edges by its flag (i + 1, released once they are stored); a warp waits
+  // for its tile's neighbours' flags before it fetches their halos, an
+  // iteration later, once it has computed its levels, so that a block
+  // seldom waits (the halos of iteration i's planes are first read as
+  // centres in iteration i + r + 1). Lane s < 4 watches side s's neighbour.
+  // The flags follow the strips; reset and a grid barrier once a launch.
+  unsigned* const flags = reinterpret_cast<unsigned*>(edges + 2 * set_size);
+  int watched = -1;
+  if (lane < 4 && (has >> lane & 1)) {
+    const int next = lane < 2 ? neighbour(ax, bx, nbx, lane & 1) : neighbour(ay, by, nby, lane & 1);
+    watched = lane < 2 ? next + by * nbx : bx + next * nbx;
+  }
+  auto wait_neighbours = [&](unsigned flag) {
+    if (watched >= 0)
+      while (load_acquire(flags + watched) < flag) {
+      }
+    __syncwarp();
+  };
+  if constexpr (K > 1) {
+    if (tid == 0) flags[block] = 0;
+    cooperative_groups::this_grid().sync();
+  }
 
   // One iteration, Ph = i % S: its ring slots are constants (level 0's an
   // offset an iteration).
   auto iteration = [&]<bool Steady, int Ph>(const int i) {
     constexpr int slot = Ph;  // levels >= 1: the plane made now, and the centre consumed
     const int i0 = i % S0;
+    load_plane(i + 1);  // over plane i - 2r - 1's, read last in the iteration before
     auto level0 = [&](int m) { return mine0 + ((i0 + S0 - S + m) % S0) * PS; };  // level 0's plane of iteration i - S + m
     // Levels from the last down: level t's u^{m-1} is taken from level t-2's
     // queue before level t-1 replaces it. (Planes past a level's range are
@@ -369,8 +422,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
 #pragma unroll
       for (int j = 0; j < P; ++j) q[t - 1][(Ph + 1) % S][j] = column[j][R + 1];
     }
-    wait_loads_but<1>();  // level 0's next plane and the last iteration's halos (the plane after: in flight)
-    __syncthreads();      // every read of the consumed slots done
+    __syncthreads();  // every read of the consumed slots done
 #pragma unroll
     for (int t = 1; t < K; ++t) {
       Real* const to = level_plane(t, slot);
@@ -378,12 +430,18 @@ __global__ void __launch_bounds__(deep_threads, 1)
       for (int j = 0; j < P; ++j) to[j * W] = result[t][j];
     }
     if constexpr (K > 1) {
+      // Iteration i - 1's halos, into slot Ph - 1 (whose halos no level reads
+      // in this iteration).
+      if (Steady || i >= 1) {
+        wait_neighbours(static_cast<unsigned>(i));
+        fetch_halos.template operator()<(Ph + S - 1) % S>(i - 1);
+      }
       __syncthreads();  // the results stored
-      send_edges(i);
+      send_edges.template operator()<slot>(i);
     }
-    grid.sync();  // the tiles' results and edge strips complete
-    fetch_halos(i);
-    load_plane(i + 2);  // into the slot of level 0's plane i - 2r, read last now
+    wait_loads();     // the halos, level 0's plane i + 1
+    __syncthreads();  // the edges stored, the halos and the plane published
+    if (K > 1 && tid == 0) release(flags + block, static_cast<unsigned>(i + 1));
   };
 
   // Iterations [from, to), from a multiple of S; steady spans hold whole periods.
@@ -395,7 +453,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
   };
   const int a = min((max(steady_lo, 0) + S - 1) / S * S, iterations);
   const int b = max(a, a + (steady_hi - a) / S * S);
-  load_plane(0), load_plane(1);
+  load_plane(0);
   span.template operator()<false>(0, a);
   span.template operator()<true>(a, b);
   span.template operator()<false>(b, iterations);

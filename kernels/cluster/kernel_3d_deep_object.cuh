@@ -80,8 +80,11 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
       return reason = plan + " needs its " + std::to_string(blocks_x_ * blocks_y_) +
                       " blocks resident at once, and " + std::to_string(active_clusters_) + " fit",
              false;
-    edges_.allocate(static_cast<std::size_t>(2L * blocks_x_ * blocks_y_ * std::max(shape.k - 1, 1) *
-                                             deep_edge_values(R, shape.tile_x, shape.tile_y)));
+    // The two sets of edge strips, then a flag (unsigned) a block.
+    const long blocks = static_cast<long>(blocks_x_) * blocks_y_;
+    edges_.allocate(static_cast<std::size_t>(
+        2L * blocks * std::max(shape.k - 1, 1) * deep_edge_values(R, shape.tile_x, shape.tile_y) +
+        (blocks * static_cast<long>(sizeof(unsigned)) + static_cast<long>(sizeof(Real)) - 1) / static_cast<long>(sizeof(Real))));
     return true;
   }
 
@@ -115,7 +118,7 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
 
  private:
   int blocks_x_ = 0, blocks_y_ = 0, k_ = 1;
-  DeviceBuffer<Real> edges_;  // the tiles' edge strips (deep_kernel_3d), two sets
+  DeviceBuffer<Real> edges_;  // the tiles' edge strips (deep_kernel_3d), two sets, and the blocks' flags
 };
 
 }  // namespace

@@ -59,12 +59,12 @@ constexpr int deep_plane(int R, int tile_x, int tile_y) { return (tile_x + 2 * R
 constexpr int deep_planes(int R, int levels, int k) { return levels * 2 * (R + 1) + (k - 1) * (R + 1); }
 // A level's edge values a block (four strips, r deep).
 constexpr int deep_edge_values(int R, int tile_x, int tile_y) { return 2 * R * (tile_x + tile_y); }
-// A block's shared memory: the planes, then the halo points' list and the
-// edge values' (deep_kernel_3d's HaloItem and EdgeItem: three ints and two
-// an edge value of levels 1..k-1).
+// A block's shared memory: the planes, then the lists of fetched halo
+// points, sent edge values and ghosts (deep_kernel_3d's Pair, Pair and
+// GhostItem: seven ints an edge value of levels 1..k-1).
 constexpr long deep_shared_bytes(int R, int levels, int k, int real_bytes, int tile_x, int tile_y) {
   return static_cast<long>(real_bytes) * deep_planes(R, levels, k) * deep_plane(R, tile_x, tile_y) +
-         20L * (k - 1) * deep_edge_values(R, tile_x, tile_y);
+         28L * (k - 1) * deep_edge_values(R, tile_x, tile_y);
 }
 
 // A columns kernel's shape (kernel_2d_columns.cuh: a thread a column, each
