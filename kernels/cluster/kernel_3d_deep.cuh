@@ -55,12 +55,13 @@ __device__ __forceinline__ int deep_tile_start(int b, int n, int T) { return min
 
 // The sweep of K levels (K: the shape's k, or 1 for a launch's remainder).
 // Iteration i: level 0's plane of iteration i is z = zl + i (its copies
-// issued two iterations ahead, cp.async); level t makes z = zl + i - t(r+1)
+// issued at the start of iteration i - 1, cp.async, first read in iteration
+// i + 1); level t makes z = zl + i - t(r+1)
 // from level t-1's planes z-r..z+r (made in iterations i-(r+1)-r .. i-1)
 // and, two levels, level t-2's at z. Level K goes to global memory.
 // Ring slots: a level t >= 1 plane made in iteration m lies in slot m % (r+1)
 // of its level's ring (a constant: the loop unrolled over r+1 iterations);
-// level 0's in slot m % (2r+2) (r+1 read, the rest in flight). Register
+// level 0's in slot m % (2r+2) (r+1 read, two in flight). Register
 // queues: q[t][m % (r+1)] holds level t's plane of iteration m at the
 // thread's points, for the r+1 iterations m before the plane level t+1
 // reads as its centre.
