@@ -260,8 +260,9 @@ __global__ void __launch_bounds__(deep_threads, 1)
   const int fetches = (K - 1) * exchanged, ghost_count = (K - 1) * ghosted;
   const long set_size = static_cast<long>(nbx) * nby * KE * SV;
   // The halos of the planes levels 1..K-1 made in iteration i (ring slot
-  // Slot): the neighbours' strips (cp.async, waited at the next iteration's
-  // barrier), and a physical face's ghosts from the tile.
+  // Slot): the neighbours' strips (cp.async, fetched in iteration i + 1 and
+  // waited before its last barrier), and a physical face's ghosts from the
+  // tile.
   auto fetch_halos = [&]<int Slot>(int i) {
     Real* const slot = rings + Slot * PS;
     const Real* const set = edges + (i & 1) * set_size;
