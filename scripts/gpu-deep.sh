@@ -3,14 +3,17 @@
 # kernels (-DHEATWAVE_CLUSTER_3D_DEEP=ON), its GPU tests (bitwise the host's),
 # bench/deep-3d.yaml (autotuned and at the family's fixed plans), EBISU's
 # 3d7pt at the same sizes (scripts/ebisu-3d.sh; its sources in .carry/ebisu),
-# compute-sanitizer on small deep cases, ncu's instructions an update
-# (profile), and ctest -L gpu. Steps by HEATWAVE_DEEP_STEPS (default: build
-# tests bench ebisu sanitize profile ctest).
+# compute-sanitizer on small deep cases, ncu's instructions an update and
+# per-instruction pages (profile), the golden hashes on cuda-cluster
+# (golden), and ctest -L gpu. Steps by HEATWAVE_DEEP_STEPS (default: build
+# tests bench ebisu sanitize profile golden ctest); HEATWAVE_DEEP_TARGETS
+# and HEATWAVE_DEEP_BENCH replace the build's targets and the bench file.
+# The golden step reads HDF5 with h5py: carry .whl (scripts/gpu-env.sh).
 #   scripts/gpu-deep.sh OUT_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-out/deep}")
-steps=${HEATWAVE_DEEP_STEPS:-build tests bench ebisu sanitize profile ctest}
+steps=${HEATWAVE_DEEP_STEPS:-build tests bench ebisu sanitize profile golden ctest}
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
@@ -131,6 +134,13 @@ for name, levels in (("deep", 7), ("ebisu", 8)):
     print(f"{name}: {thread / (512 ** 3 * levels):.1f} thread instructions an update "
           f"({metric('smsp__inst_executed.sum'):.0f} warp instructions, {metric('gpu__time_duration.sum'):.0f} time units)")
 PY
+fi
+if [[ $steps == *golden* ]]; then
+  # The golden final-field hashes on cuda-cluster with the family built (the
+  # autotune may take it): what a default build with it on must keep.
+  stamp "golden hashes: cuda-cluster"
+  python3 tests/golden/golden.py check build-gpu/heatwave --backend cuda-cluster --mpiexec mpirun 2>&1 | tail -3 |
+    tee -a "$out/summary.txt" || status=1
 fi
 if [[ $steps == *ctest* ]]; then
   stamp "ctest -L gpu"
