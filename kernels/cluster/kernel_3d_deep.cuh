@@ -247,13 +247,13 @@ __global__ void __launch_bounds__(deep_threads, 1)
       const int first = along_x ? (high ? send_x_hi : send_x_lo) : (high ? send_y_hi : send_y_lo);
       const int vx = along_x ? first + c : a, vy = along_x ? a : first + c;  // the value sent, in the tile
       const int at = (t - 1) * exchanged + sides_before(side, has) + rest;
-      fetched[at] = {to, (nb * KE + (t - 1)) * SV + strip_offset(side ^ 1, c, a)};
-      sent[at] = {level + (vy + R) * W + vx + R, (block * KE + (t - 1)) * SV + e};
+      fetched[at] = Pair{to, (nb * KE + (t - 1)) * SV + strip_offset(side ^ 1, c, a)};
+      sent[at] = Pair{level + (vy + R) * W + vx + R, (block * KE + (t - 1)) * SV + e};
     } else {
       const int rule = (along_x ? 0 : 2 * R) + (high ? R + c : R - 1 - c);  // ghosts[axis][side][d-1]: d = c+1, or r-c
       const int source = ghosts[along_x ? 0 : 1][high][high ? c : R - 1 - c].source - (along_x ? x0 : y0);
       const int from = level + (along_x ? (hy + R) * W + source + R : (source + R) * W + hx + R);
-      ghost_items[(t - 1) * ghosted + sides_before(side, ~has) + rest] = {to, from, rule};
+      ghost_items[(t - 1) * ghosted + sides_before(side, ~has) + rest] = GhostItem{to, from, rule};
     }
   }
   __syncthreads();
@@ -263,17 +263,17 @@ __global__ void __launch_bounds__(deep_threads, 1)
   // Slot): the neighbours' strips (cp.async, fetched in iteration i + 1 and
   // waited before its last barrier), and a physical face's ghosts from the
   // tile.
+  // The thread's items of the exchanged sides' lists (item f of `fetched`
+  // and of `sent`: a halo point and an edge value of the same strip place).
+  auto each_exchanged = [&](auto&& visit) {
+#pragma unroll
+    for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m)
+      if (tid + m * deep_threads < fetches) visit(tid + m * deep_threads);
+  };
   auto fetch_halos = [&]<int Slot>(int i) {
     Real* const slot = rings + Slot * PS;
     const Real* const set = edges + (i & 1) * set_size;
-#pragma unroll
-    for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m) {
-      const int f = tid + m * deep_threads;
-      if (f < fetches) {
-        const Pair item = fetched[f];
-        load_async(slot + item.shared, set + item.global);
-      }
-    }
+    each_exchanged([&](int f) { load_async(slot + fetched[f].shared, set + fetched[f].global); });
     commit_loads();
 #pragma unroll 1
     for (int f = tid; f < ghost_count; f += deep_threads) {
@@ -286,14 +286,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
   auto send_edges = [&]<int Slot>(int i) {
     const Real* const slot = rings + Slot * PS;
     Real* const set = edges + (i & 1) * set_size;
-#pragma unroll
-    for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m) {
-      const int f = tid + m * deep_threads;
-      if (f < fetches) {
-        const Pair item = sent[f];
-        set[item.global] = slot[item.shared];
-      }
-    }
+    each_exchanged([&](int f) { set[sent[f].global] = slot[sent[f].shared]; });
   };
 
   // The register queues and the levels' results (held across the barrier).
