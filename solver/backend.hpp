@@ -67,7 +67,8 @@ class Backend {
   virtual std::string plan() const { return {}; }
   // Steps between halo exchanges this backend runs best with, for
   // parallel.exchange_every: auto (a temporal-blocking backend: its k; a
-  // GPU backend: deep halos that pay an exchange's fixed cost once for k steps).
+  // GPU backend: deep halos that pay an exchange's fixed cost once for k steps),
+  // and the multiple a chunk's length is where no face is exchanged.
   virtual int preferred_exchange_every() const { return 1; }
   // Fill the fields from the problem's initial conditions, where they live.
   virtual void initialize() = 0;

@@ -109,15 +109,26 @@ Simulation<D, Real>::Simulation(const Config& config, MPI_Comm comm, const RunCo
                 backend().plan().empty() ? "" : "; launch plan: " + backend().plan());
 }
 
-template <int D, class Real>
-long Simulation<D, Real>::next_chunk(long until) const {
-  long k = domain_.layout.halo / problem_.radius;
+long chunk_steps(long halo_steps, bool exchanged, int launch_steps, long left) {
+  long k = halo_steps;
   // With no face exchanged the halo depth limits nothing: chunks of up to 64
   // steps let a temporal-blocking backend (cuda-cluster) run k steps a launch,
-  // and keep progress lines on time. Bitwise neutral: with no exchanged face,
-  // advance(k) is k single steps on every backend.
-  if (!halo_.active()) k = std::max<long>(k, 64);
-  return std::min(k, until - step());
+  // and keep progress lines on time; a multiple of its k, so that no chunk
+  // but the run's last ends in shorter launches (the deep plans' k 7: a chunk
+  // of 64 ran 9 launches of 7 and one of a step, whose sweep costs as much
+  // as a launch of 7's). Bitwise neutral: with no exchanged face, advance(k)
+  // is k single steps on every backend.
+  if (!exchanged) {
+    const long every = std::max(1, launch_steps);
+    k = std::max(k, every < 64 ? 64 / every * every : every);
+  }
+  return std::min(k, left);
+}
+
+template <int D, class Real>
+long Simulation<D, Real>::next_chunk(long until) const {
+  return chunk_steps(domain_.layout.halo / problem_.radius, halo_.active(), chosen_.backend->preferred_exchange_every(),
+                     until - step());
 }
 
 template <int D, class Real>

@@ -35,6 +35,11 @@ struct ExchangeChoice {
   std::string why;
 };
 
+// Steps of the next chunk, `left` to go: up to the halos' depth in steps
+// where a face is exchanged, else up to 64 in a multiple of the backend's
+// steps a launch (Backend::preferred_exchange_every).
+long chunk_steps(long halo_steps, bool exchanged, int launch_steps, long left);
+
 template <int D, class Real>
 class Simulation {
  public:

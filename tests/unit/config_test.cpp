@@ -291,7 +291,7 @@ TEST(UnitConfig, ClusterPlanCandidates) {
             EXPECT_EQ(plan.blocks(), 1) << what;
             EXPECT_EQ(plan.tile_z, 0) << what;
             EXPECT_GE(plan.k, 2) << what;
-            EXPECT_LE(plan.k, cuda::deep_shape(radius, std::strcmp(precision, "float64") == 0, 1).k) << what;
+            EXPECT_EQ(plan.k, cuda::deep_shape(radius, std::strcmp(precision, "float64") == 0, 2).k) << what;
           } else if (dims == 3) {
             EXPECT_FALSE(plan.resident) << what;
             EXPECT_EQ(plan.threads_y, 1) << what;
@@ -306,7 +306,7 @@ TEST(UnitConfig, ClusterPlanCandidates) {
           }
         }
         EXPECT_EQ(resident, dims == 2);
-        EXPECT_EQ(deep, dims == 3 && build::cluster_3d_deep);
+        EXPECT_EQ(deep, dims == 3 && build::cluster_3d_deep && cuda::deep_built(radius, 2));  // the wave's levels
         EXPECT_EQ(columns, dims == 2);
       }
 }
@@ -517,7 +517,7 @@ TEST(UnitConfig, LeftOutClusterFamilies) {
     }
     const bool pipeline = radius <= build::cluster_3d_max_radius;
     EXPECT_EQ(cuda::default_cluster_plan(p).baseline(), !pipeline) << radius;
-    EXPECT_EQ(plans.empty(), !pipeline && !build::cluster_3d_deep) << radius;
+    EXPECT_EQ(plans.empty(), !pipeline && !(build::cluster_3d_deep && cuda::deep_built(radius, 2))) << radius;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "solver/simulation.hpp"
 #include "support.hpp"
 
 namespace heatwave {
@@ -42,6 +43,22 @@ TEST(UnitProblem, ExplicitDtThatDividesTEndIsKept) {
       test::problem_from("grid: {points: [21, 21]}\ntime: {dt: 1e-4, t_end: 0.01}\ninitial: {type: constant}\n");
   EXPECT_EQ(p.steps, 100);
   EXPECT_EQ(p.dt, 1e-4);
+}
+
+// A chunk's steps: with no face exchanged, up to 64 in a multiple of the
+// backend's steps a launch (k 7: 63, then 21 of 84), never past the run's
+// end; with an exchanged face, the halos' depth in steps.
+TEST(UnitProblem, ChunksAreWholeLaunchesWithNoExchangedFace) {
+  EXPECT_EQ(chunk_steps(1, false, 1, 1000), 64);
+  EXPECT_EQ(chunk_steps(1, false, 4, 1000), 64);
+  EXPECT_EQ(chunk_steps(1, false, 7, 1000), 63);
+  EXPECT_EQ(chunk_steps(1, false, 7, 84 - 63), 21);
+  EXPECT_EQ(chunk_steps(1, false, 5, 1000), 60);
+  EXPECT_EQ(chunk_steps(1, false, 7, 10), 10);
+  EXPECT_EQ(chunk_steps(1, false, 80, 1000), 80);
+  EXPECT_EQ(chunk_steps(1, false, 0, 1000), 64);
+  EXPECT_EQ(chunk_steps(8, true, 7, 1000), 8);
+  EXPECT_EQ(chunk_steps(8, true, 7, 3), 3);
 }
 
 }  // namespace
