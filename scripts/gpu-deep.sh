@@ -5,9 +5,11 @@
 # 3d7pt at the same sizes (scripts/ebisu-3d.sh; its sources in .carry/ebisu),
 # compute-sanitizer on small deep cases, ncu's instructions an update and
 # per-instruction pages (profile), the golden hashes on cuda-cluster
-# (golden), and ctest -L gpu. Steps by HEATWAVE_DEEP_STEPS (default: build
-# tests bench ebisu sanitize profile golden ctest); HEATWAVE_DEEP_TARGETS
-# and HEATWAVE_DEEP_BENCH replace the build's targets and the bench file.
+# (golden), ctest -L gpu, bench/deep-media-3d.yaml (media: issue 72's
+# rows) and the seismic shot run as a user (shot: scripts/gpu-shot.sh).
+# Steps by HEATWAVE_DEEP_STEPS (default: build tests bench ebisu sanitize
+# profile golden ctest); HEATWAVE_DEEP_TARGETS and HEATWAVE_DEEP_BENCH
+# replace the build's targets and the bench file.
 # The golden step reads HDF5 with h5py: carry .whl (scripts/gpu-env.sh).
 #   scripts/gpu-deep.sh OUT_DIR
 set -uo pipefail
@@ -29,7 +31,7 @@ fi
 if [[ $steps == *tests* ]]; then
   stamp "gpu tests: the deep family"
   (cd build-gpu && ./tests/heatwave_gpu_tests --clusters \
-     --gtest_filter="${HEATWAVE_DEEP_FILTER:-GpuCluster.DeepFamily3D:GpuCluster.FallsBackWithAReason}") \
+     --gtest_filter="${HEATWAVE_DEEP_FILTER:-GpuCluster.DeepFamily3D:GpuCluster.DeepMediaAndEvents3D:GpuCluster.FallsBackWithAReason}") \
     >"$out/gpu-tests.log" 2>&1 || status=1
   grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED  \]|differ|Failure" "$out/gpu-tests.log" | head -30 |
     tee -a "$out/summary.txt"
@@ -44,6 +46,18 @@ for c in json.load(open(sys.argv[1]))["cases"]:
     print(f"{c['backend']:13} {c['equation']:5} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid'])):13}"
           f" {c['cells_per_second'] / 1e9:7.1f} Gcells/s  {c.get('cluster_plan') or ''}")
 PY
+fi
+if [[ $steps == *media* ]]; then
+  stamp "bench/deep-media-3d.yaml"
+  export HEATWAVE_CACHE_DIR=/tmp/heatwave-deep-plans
+  build-gpu/heatwave bench bench/deep-media-3d.yaml --json "$out/deep-media-3d.json" >"$out/media.log" 2>&1 || status=1
+  grep -E "^\| cuda" "$out/media.log" | tee -a "$out/summary.txt"
+fi
+if [[ $steps == *shot* ]]; then
+  stamp "the seismic shot, as a user runs it"
+  HEATWAVE_SHOT_STEPS=shot HEATWAVE_SHOT_BACKENDS=cuda-cluster scripts/gpu-shot.sh "$out/shot" build-gpu >/dev/null 2>&1 ||
+    status=1
+  grep -E "start-up|FAIL" "$out/shot/summary.txt" | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *ebisu* ]]; then
   stamp "EBISU 3d7pt"

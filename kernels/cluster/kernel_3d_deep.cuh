@@ -22,6 +22,15 @@
 //   waits for its neighbours' flags only an iteration later, after its
 //   levels, then copies their edges asynchronously into the rings' halos,
 //   waited before the iteration's last block barrier, which publishes them.
+// - Point (the waves' c and gamma: layers, absorbing faces): a point's
+//   update from the table by axis classes (update_classes.cuh), its entry
+//   the thread's x class and its row's y class (for the sweep) and the
+//   plane's z class (a level).
+// - Sources and receivers: the iterations in which a level makes one of
+//   their planes take the general path (a block's window), where a thread
+//   whose column holds them adds them at the level their step makes, and
+//   records the receivers as their level is made; the steady loop is the
+//   plain kernel's.
 // The stencil and update are the other backends' (LaplacianWeights::start,
 // then add in axis order; the equation's update): bitwise equal to them.
 // Device code: no host-only header (its kernel object: kernel_3d_deep_object.cuh).
@@ -70,12 +79,14 @@ __device__ __forceinline__ int deep_tile_start(int b, int n, int T) { return min
 // rank's halo planes); past a physical face, none (its ghosts mirrored as
 // they are read; level 0's stored). Steady iterations (every level's plane
 // in [r, n-1-r]) leave out the tests for the faces.
-template <int R, class Real, class Eq, int TX, int TY, int K>
+template <int R, class Real, class Eq, int TX, int TY, int K, bool Point, bool Events>
 __global__ void __launch_bounds__(deep_threads, 1)
     deep_kernel_3d(const Real* __restrict__ u, const Real* __restrict__ u_prev, Real* __restrict__ out_u,
                    Real* __restrict__ out_u_prev, const ClusterGeometry<3> geo, const LaplacianWeights<3, R, Real> lap,
                    const typename Eq::template Update<Real> up, int /* steps: K */, const bool start,
-                   Real* __restrict__ edges) {
+                   Real* __restrict__ edges, const ClusterSources<Real> sources, const ClusterSamples<Real> samples,
+                   const UpdateClasses<typename Eq::template Update<Real>> classes) {
+  using Update = typename Eq::template Update<Real>;
   constexpr bool two_levels = Eq::levels == 2;
   constexpr int P = deep_points(TX, TY), W = TX + 2 * R, PS = deep_plane(R, TX, TY), S = R + 1, S0 = 2 * S;
   constexpr int SV = deep_edge_values(R, TX, TY), KE = K > 1 ? K - 1 : 1;  // levels with edges (1..K-1)
@@ -193,8 +204,54 @@ __global__ void __launch_bounds__(deep_threads, 1)
   const bool dirichlet_z0 = az.ghosts[0] && az.face[0].type == BoundaryType::dirichlet;
   const bool dirichlet_z1 = az.ghosts[1] && az.face[1].type == BoundaryType::dirichlet;
   const long out0 = geo.lead + x + (y0 + ty + geo.halo) * geo.stride[1];
+  // Point: each row's entry in the classes' table but for the plane's z
+  // class (the maps reach k r past the stored points: the table is made
+  // with that pad).
+  [[maybe_unused]] int row_entry[Point ? P : 1];
+  if constexpr (Point) {
+    const int x_class = classes.x_class[x - classes.lo[0]];
+#pragma unroll
+    for (int j = 0; j < P; ++j) row_entry[j] = classes.y_offset[y0 + ty + j - classes.lo[1]] + x_class;
+  }
+  // Events: the source boxes over the thread's column (x and one of its
+  // rows), a bit each; its rows with a receiver at x that the block owns
+  // (tiles overlap where the last is moved back: the lower tile owns); and
+  // the planes [events_lo, events_hi] these lie on. (The masks wait in
+  // shared memory for the general path: the steady loop holds no register
+  // of theirs.)
+  const int column_x = wrapped_coordinate(ax, x);
+  unsigned source_boxes = 0, sample_rows = 0;
+  int events_lo = INT_MAX, events_hi = INT_MIN;
+  for (int e = 0; e < (Events ? sources.count : 0); ++e) {
+    const SourceBox box = sources.boxes[e];
+    bool rows = false;
+#pragma unroll
+    for (int j = 0; j < P; ++j) rows = rows || box.holds(1, wrapped_coordinate(ay, y0 + ty + j));
+    if (box.holds(0, column_x) && rows)
+      source_boxes |= 1u << e, events_lo = min(events_lo, box.lo[2]), events_hi = max(events_hi, box.hi[2] - 1);
+  }
+  if (Events && samples.count > 0 && x >= bx * TX)
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const int yy = y0 + ty + j;
+      int begin, end;
+      if (yy >= by * TY) sample_range<3>(samples.points, samples.count, yy, x, x + 1, begin, end);
+      else begin = end = 0;
+      for (int k = begin; k < end; ++k) {
+        const int z = samples.points[k].i[2];
+        sample_rows |= 1u << j, events_lo = min(events_lo, z), events_hi = max(events_hi, z);
+      }
+    }
   // The physical x and y faces' ghost rules, [axis][side][d-1], for the halos.
   __shared__ DeepGhost<Real> ghosts[2][2][R];
+  __shared__ int events_window[Events ? 2 : 1];  // the block's events planes (INT_MAX, INT_MIN: none)
+  __shared__ unsigned events_masks[Events ? 2 : 1][Events ? deep_threads : 1];  // the threads' source_boxes, sample_rows
+  if constexpr (Events) {
+    events_masks[0][tid] = source_boxes, events_masks[1][tid] = sample_rows;
+    if (tid == 0) events_window[0] = INT_MAX, events_window[1] = INT_MIN;
+    __syncthreads();
+    if (events_lo <= events_hi) atomicMin(&events_window[0], events_lo), atomicMax(&events_window[1], events_hi);
+  }
   if (tid < 4 * R) {
     const int a = tid / (2 * R), side = tid / R % 2, d = tid % R + 1;
     const ClusterAxis& axis = geo.axis[a];
@@ -365,6 +422,17 @@ __global__ void __launch_bounds__(deep_threads, 1)
       Real ylo[R], yhi[R];
 #pragma unroll
       for (int m = 1; m <= R; ++m) ylo[m - 1] = centre[-m * W], yhi[m - 1] = centre[(P - 1 + m) * W];
+      // Point: the plane's entries (planes past the maps' reach, computed
+      // and never read, clamped into it).
+      [[maybe_unused]] const UpdateEntry<Update>* plane_entries = nullptr;
+      if constexpr (Point)
+        plane_entries = classes.at + classes.z_offset[(Steady ? p : min(max(p, -K * R), az.n - 1 + K * R)) - classes.lo[2]];
+      auto update_at = [&](int j) {
+        if constexpr (Point)
+          return plane_entries[row_entry[j]].update;
+        else
+          return up;
+      };
 #pragma unroll
       for (int j = 0; j < P; ++j) {
         const Real c = column[j][R];
@@ -381,10 +449,27 @@ __global__ void __launch_bounds__(deep_threads, 1)
 #pragma unroll
         for (int m = 1; m <= R; ++m) minus[m] = column[j][R - m], plus[m] = column[j][R + m];
         sum = lap.add(2, sum, minus, plus);
+        const Update at = update_at(j);
         if constexpr (two_levels)
-          result[t][j] = start && t == 1 ? up.start(c, prev[j], sum) : up.step(c, prev[j], sum);
+          result[t][j] = start && t == 1 ? at.start(c, prev[j], sum) : at.step(c, prev[j], sum);
         else
-          result[t][j] = up.step(c, c, sum);
+          result[t][j] = at.step(c, c, sum);
+      }
+      // Sources: the boxes over the thread's column that hold plane p, added
+      // at the level of the launch's step t - 1 (before a Dirichlet face's g).
+      if (Events && !Steady && events_masks[0][tid]) {
+        const int gz = wrapped_coordinate(az, p), gx = wrapped_coordinate(ax, x);  // (column_x, made again)
+        for (unsigned boxes = events_masks[0][tid]; boxes; boxes &= boxes - 1) {
+          const SourceBox box = sources.boxes[__ffs(boxes) - 1];
+          if (!box.holds(2, gz)) continue;
+#pragma unroll
+          for (int j = 0; j < P; ++j) {
+            const int gy = wrapped_coordinate(ay, y0 + ty + j);
+            if (!box.holds(1, gy)) continue;
+            const Real q = box.q<3, Real>(sources.weights, gx, gy, gz);
+            if (q != Real(0)) result[t][j] = update_at(j).force(result[t][j], sources.force(box, t - 1, q), start && t == 1);
+          }
+        }
       }
       if (!Steady && ((dirichlet_z0 && p == 0) || (dirichlet_z1 && p == az.n - 1))) {
         const Real g = static_cast<Real>(az.face[p == 0 ? 0 : 1].value);
@@ -394,6 +479,23 @@ __global__ void __launch_bounds__(deep_threads, 1)
 #pragma unroll
         for (int j = 0; j < P; ++j)
           if (face_rows >> j & 1) result[t][j] = face_rows_y >> j & 1 ? face_y : face_x;
+      }
+      // Receivers: the thread's at plane p (owned) of a sampled step t, the
+      // level or the one before it (u^{m-1}: level t-1's centre).
+      int row;
+      if (Events && !Steady && p >= 0 && p < az.n && events_masks[Events][tid] && samples.sampled(t, row)) {
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+          if (!(events_masks[Events][tid] >> j & 1)) continue;
+          int begin, end;
+          sample_range<3>(samples.points, samples.count, y0 + ty + j, x, x + 1, begin, end);
+          for (int k = begin; k < end; ++k) {
+            const SamplePoint point = samples.points[k];
+            if (point.i[2] == p)
+              samples.rows[static_cast<long>(row) * samples.count + point.slot] =
+                  samples.previous ? column[j][R] : result[t][j];
+          }
+        }
       }
       if (t == K) {
         // The last level: the tile's updated points to global memory (two
@@ -449,21 +551,47 @@ __global__ void __launch_bounds__(deep_threads, 1)
   const int a = min((max(steady_lo, 0) + S - 1) / S * S, iterations);
   const int b = max(a, a + (steady_hi - a) / S * S);
   load_plane(0);
-  span.template operator()<false>(0, a);
-  span.template operator()<true>(a, b);
-  span.template operator()<false>(b, iterations);
+  if constexpr (!Events) {
+    span.template operator()<false>(0, a);
+    span.template operator()<true>(a, b);
+    span.template operator()<false>(b, iterations);
+  } else {
+    // The block's events window: the iterations in which a level makes one
+    // of its threads' events planes (level t makes plane p in iteration p -
+    // zl + t S; on a periodic z axis, where the cone's planes wrap, all),
+    // whole periods within the steady span.
+    int e0 = b, e1 = b;
+    if (events_window[Events] >= events_window[0]) {
+      const int first = az.periodic ? 0 : events_window[0] - zl + S;
+      const int last = az.periodic ? iterations : events_window[Events] - zl + K * S;
+      e0 = min(a + max(first - a, 0) / S * S, b);
+      e1 = min(max(e0, a + (max(last + 1 - a, 0) + S - 1) / S * S), b);
+    }
+    // Spans: general [0, a), steady [a, e0), general [e0, e1), steady [e1,
+    // b), general [b, iterations); each path's code once (five calls spilled).
+#pragma unroll 1
+    for (int part = 0; part < 5; ++part) {
+      const int from = part == 0 ? 0 : part == 1 ? a : part == 2 ? e0 : part == 3 ? e1 : b;
+      const int to = part == 0 ? a : part == 1 ? e0 : part == 2 ? e1 : part == 3 ? b : iterations;
+      if (part % 2 == 1)
+        span.template operator()<true>(from, to);
+      else
+        span.template operator()<false>(from, to);
+    }
+  }
   wait_loads();
 }
 
 // The kernel of a radius, precision and equation for a launch of `steps`
 // levels: its shape's k, or 1 (null otherwise).
-template <int R, class Real, class Eq>
+template <int R, class Real, class Eq, bool Point, bool Events>
 DeepKernel3D<R, Real, Eq> deep_kernel_3d_of(int steps) {
   constexpr DeepShape shape = deep_shape(R, sizeof(Real) == 8, Eq::levels);
-  if (steps == shape.k) return deep_kernel_3d<R, Real, Eq, shape.tile_x, shape.tile_y, shape.k>;
-  if (steps == 1) return deep_kernel_3d<R, Real, Eq, shape.tile_x, shape.tile_y, 1>;
+  if (steps == shape.k) return deep_kernel_3d<R, Real, Eq, shape.tile_x, shape.tile_y, shape.k, Point, Events>;
+  if (steps == 1) return deep_kernel_3d<R, Real, Eq, shape.tile_x, shape.tile_y, 1, Point, Events>;
   return nullptr;
 }
-#define HEATWAVE_DEEP_3D(R, Real, Eq) template DeepKernel3D<R, Real, Eq> deep_kernel_3d_of<R, Real, Eq>(int);
+#define HEATWAVE_DEEP_3D(R, Real, Eq, Point, Events) \
+  template DeepKernel3D<R, Real, Eq> deep_kernel_3d_of<R, Real, Eq, Point, Events>(int);
 
 }  // namespace heatwave::cuda

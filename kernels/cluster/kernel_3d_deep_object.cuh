@@ -11,9 +11,10 @@ namespace heatwave::cuda {
 namespace {
 
 // The kernel object of a deep plan: checks the plan against the case (the
-// compiled shape, constant coefficients, no sources, ranks along z) and the
-// device (shared memory, every block resident at once) and launches the
-// sweep cooperatively.
+// compiled shape; constant coefficients, or the waves' by axis classes;
+// ranks along z) and the device (shared memory, every block resident at
+// once), makes the point form's classes, and launches the sweep
+// cooperatively with the launch's sources and receivers.
 template <class Real, class Eq>
 class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
   using Base = ClusterKernelBase<3, Real, Eq>;
@@ -29,9 +30,18 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
       return reason = "the deep family has no kernels for " + std::string(Eq::name) + " at radius " +
                       std::to_string(R),
              false;
-    if (this->flux_ || this->pointwise_ || this->source_count() > 0)
-      return reason = plan + " runs constant coefficients without sources (the pipeline runs media and sources)",
+    if (this->flux_)
+      return reason = plan + " runs a constant " + std::string(Eq::name) +
+                      " coefficient (the pipeline runs the flux form's media)",
              false;
+    if (this->pointwise_ && !deep_point_built(R, sizeof(Real) == 8, Eq::levels))
+      return reason = plan + " has no point-form kernels (media, absorbing faces) for " + std::string(Eq::name) +
+                      " in " + (sizeof(Real) == 8 ? "fp64" : "fp32") + " at radius " + std::to_string(R) +
+                      " (the pipeline runs them)",
+             false;
+    events_ = deep_events_built(R, sizeof(Real) == 8, Eq::levels, this->pointwise_);
+    if (this->source_count() > 0 && !events_)
+      return reason = plan + " adds sources in fp32 at radius 1 only (the pipeline runs this case's)", false;
     const DeepShape shape = deep_shape(R, sizeof(Real) == 8, Eq::levels);
     if (q.tile_x != shape.tile_x || q.tile_y != shape.tile_y || (q.k != 1 && q.k != shape.k))
       return reason = "invalid " + plan + ": the " + (sizeof(Real) == 8 ? "fp64" : "fp32") + " kernels at radius " +
@@ -64,18 +74,27 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
                         ")",
                false;
     }
+    if constexpr (has_point_form<Eq>)
+      if (this->pointwise_) {
+        classes_.make(geo_, this->point_, q.k * R);  // the maps reach the cone's planes
+        if (!classes_.view().at)
+          return reason = plan + " takes the coefficients by axis classes: a coefficient from a file, or more than " +
+                          std::to_string(UpdateClasses<typename Eq::template Update<Real>>::max_x_classes) +
+                          " classes along x (the pipeline runs it)",
+                 false;
+      }
     threads_x_ = deep_threads, threads_y_ = 1;
     shared_bytes_ = static_cast<std::size_t>(
         deep_shared_bytes(R, Eq::levels, shape.k, sizeof(Real), shape.tile_x, shape.tile_y));
     if (!this->fits_device(reason)) return false;
     blocks_x_ = (geo_.axis[0].n + q.tile_x - 1) / q.tile_x, blocks_y_ = (geo_.axis[1].n + q.tile_y - 1) / q.tile_y;
     active_clusters_ = INT_MAX;  // the fewest of the two kernels a plan's launches run
-    with_radius(R, [&]<int RR>() {
-      if constexpr (deep_built(RR, Eq::levels))
+    for (const bool events : {false, true})
+      with_kernel(events, [&]<int RR, bool Point, bool Events>() {
         for (int steps : {k_, 1})
-          this->active_clusters_ =
-              std::min(this->active_clusters_, this->resident_blocks(deep_kernel_3d_of<RR, Real, Eq>(steps)));
-    });
+          this->active_clusters_ = std::min(this->active_clusters_,
+                                            this->resident_blocks(deep_kernel_3d_of<RR, Real, Eq, Point, Events>(steps)));
+      });
     if (blocks_x_ * blocks_y_ > active_clusters_)
       return reason = plan + " needs its " + std::to_string(blocks_x_ * blocks_y_) +
                       " blocks resident at once, and " + std::to_string(active_clusters_) + " fit",
@@ -88,15 +107,16 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     return true;
   }
 
-  bool records_samples() const override { return false; }
+  bool records_samples() const override { return events_; }
   // The kernels are built for the shape's k and for 1: a chunk's remainder runs one step a launch.
   int launch_steps(int left) const override { return left >= k_ ? k_ : 1; }
 
   void launch(const Real* u, const Real* u_prev, Real* out_u, Real* out_u_prev, int steps, const Box<3>& window,
               long step, const ClusterSamples<Real>& samples, cudaStream_t stream) override {
     for (int a = 0; a < 3; ++a)
-      if (window.lo[a] != 0 || window.hi[a] != geo_.axis[a].n || samples.count > 0)
-        throw Error(ExitCode::internal, "a deep plan writes the owned box and records no receivers");
+      if (window.lo[a] != 0 || window.hi[a] != geo_.axis[a].n)
+        throw Error(ExitCode::internal, "a deep plan writes the owned box");
+    const ClusterSources<Real> sources = this->sources(step, steps, stream);
     cudaLaunchAttribute attribute[1];
     attribute[0].id = cudaLaunchAttributeCooperative;
     attribute[0].val.cooperative = 1;
@@ -107,17 +127,35 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     config.stream = stream;
     config.attrs = attribute;
     config.numAttrs = 1;
-    with_radius(this->radius_, [&]<int R>() {
-      if constexpr (deep_built(R, Eq::levels)) {
-        HW_CUDA(cudaLaunchKernelEx(&config, deep_kernel_3d_of<R, Real, Eq>(steps), u, u_prev, out_u, out_u_prev, this->geo_,
-                                   this->template lap<R>(), this->update_, steps, this->starts(step), edges_.get()));
-        HW_CUDA(cudaGetLastError());
-      }
+    with_kernel(sources.count > 0 || samples.count > 0, [&]<int R, bool Point, bool Events>() {
+      HW_CUDA(cudaLaunchKernelEx(&config, deep_kernel_3d_of<R, Real, Eq, Point, Events>(steps), u, u_prev, out_u, out_u_prev,
+                                 this->geo_, this->template lap<R>(), this->update_, steps, this->starts(step),
+                                 edges_.get(), sources, samples, classes_.view()));
+      HW_CUDA(cudaGetLastError());
     });
   }
 
  private:
   int blocks_x_ = 0, blocks_y_ = 0, k_ = 1;
+  bool events_ = false;                    // kernels with sources and receivers are built for the form
+  UpdateClassTable<3, Real, Eq> classes_;  // Point
+
+  // f.template operator()<R, Point, Events>() for the case's radius and
+  // form, with events where asked and built (the point form's kernels have
+  // them always).
+  template <class Fn>
+  void with_kernel(bool events, Fn&& f) const {
+    with_radius(this->radius_, [&]<int R>() {
+      constexpr bool fp64 = sizeof(Real) == 8;
+      if constexpr (deep_built(R, Eq::levels)) {
+        if constexpr (deep_point_built(R, fp64, Eq::levels))
+          if (this->pointwise_) return f.template operator()<R, true, true>();
+        if constexpr (deep_events_built(R, fp64, Eq::levels, false))
+          if (events) return f.template operator()<R, false, true>();
+        f.template operator()<R, false, false>();
+      }
+    });
+  }
   DeviceBuffer<Real> edges_;  // the tiles' edge strips (deep_kernel_3d), two sets, and the blocks' flags
 };
 

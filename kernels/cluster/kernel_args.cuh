@@ -76,12 +76,15 @@ Kernel3D<R, Real, Eq> kernel_3d_of(int steps);
 // ---------------------------------------------- 3D deep (kernel_3d_deep.cuh) ---
 // Its shapes: kernel_shapes.hpp (deep_shape).
 // The kernel of a radius, precision and equation (its shape's) for a launch
-// of `steps` levels: the shape's k, or 1 (null otherwise); it takes the
-// edge strips' buffer.
+// of `steps` levels: the shape's k, or 1 (null otherwise); with the point
+// form's updates by classes (Point) or the uniform update, with the code
+// of sources and receivers (Events) or without. It takes the edge strips'
+// buffer, the launch's sources and receivers (kernel_shapes.hpp: which are built).
 template <int R, class Real, class Eq>
 using DeepKernel3D = void (*)(const Real*, const Real*, Real*, Real*, ClusterGeometry<3>, LaplacianWeights<3, R, Real>,
-                              typename Eq::template Update<Real>, int, bool, Real*);
-template <int R, class Real, class Eq>
+                              typename Eq::template Update<Real>, int, bool, Real*, ClusterSources<Real>,
+                              ClusterSamples<Real>, UpdateClasses<typename Eq::template Update<Real>>);
+template <int R, class Real, class Eq, bool Point, bool Events>
 DeepKernel3D<R, Real, Eq> deep_kernel_3d_of(int steps);
 
 }  // namespace heatwave::cuda

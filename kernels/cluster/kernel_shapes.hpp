@@ -52,6 +52,17 @@ constexpr DeepShape deep_shape(int R, bool fp64, int levels) {
 }
 // Whether a deep kernel is built for a radius and the equation's levels.
 constexpr bool deep_built(int R, int levels) { return R == 1 || (R == 2 && levels == 1); }
+// Whether its point form (the waves' c and gamma by axis classes: layers,
+// absorbing faces) is built: the waves at radius 1 in fp32, the seismic
+// shot's case (the pipeline runs the others); its kernels carry sources
+// and receivers.
+constexpr bool deep_point_built(int R, bool fp64, int levels) { return R == 1 && !fp64 && levels == 2; }
+// Whether kernels with sources and receivers (Events) are built for the
+// form: at radius 1 in fp32, the real runs' case (elsewhere receivers are
+// gathered between launches and sources take the pipeline).
+constexpr bool deep_events_built(int R, bool fp64, int levels, bool point) {
+  return point ? deep_point_built(R, fp64, levels) : R == 1 && !fp64;
+}
 constexpr int deep_points(int tile_x, int tile_y) { return tile_x * tile_y / deep_threads; }
 constexpr int deep_plane(int R, int tile_x, int tile_y) { return (tile_x + 2 * R) * (tile_y + 2 * R); }
 // Shared planes: level 0's ring of 2(r+1) (u, and u^{n-1} for two levels),

@@ -308,8 +308,9 @@ std::vector<ClusterPlan> cluster_plan_candidates(const Problem& problem) {
       }
     }
     // The deep family at its compiled shape and k (its kernels: that k, and 1
-    // for a remainder). The kernel object refuses the cases it does not take (media,
-    // sources, ranks split along x or y, more tiles than fit at once).
+    // for a remainder). The kernel object refuses the cases it does not take (a
+    // coefficient from a file, the heat's flux form, media and sources beyond fp32
+    // r 1, ranks split along x or y, more tiles than fit at once).
     if (deep_built(R, problem.levels())) {
       const DeepShape shape = deep_shape(R, f64, problem.levels());
       add(plan_deep(shape.tile_x, shape.tile_y, shape.k));

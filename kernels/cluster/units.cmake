@@ -135,8 +135,10 @@ foreach(REAL float double)
     endforeach()
 
     # 3D deep family (HEATWAVE_CLUSTER_3D_DEEP; kernel_3d_deep.cuh): its
-    # object, and a unit a radius of its shapes (kernel_args.cuh's
-    # deep_built: the heat r 1 and 2, the waves r 1).
+    # object, and a unit a radius of its shapes (kernel_shapes.hpp's
+    # deep_built: the heat r 1 and 2, the waves r 1), and the kernels with
+    # events (deep_events_built: fp32 r 1, the waves' in the point form) a
+    # unit of their own.
     if(HEATWAVE_CLUSTER_3D_DEEP)
       heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_object kernel_3d_deep_object.cuh
                             "the 3D deep family's kernel object of ${case}"
@@ -148,8 +150,18 @@ foreach(REAL float double)
       foreach(R ${deep_radii})
         heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_r${R} kernel_3d_deep.cuh
                               "the 3D deep family's kernel of ${case}, radius ${R}"
-                              "HEATWAVE_DEEP_3D(${R}, ${REAL}, ${EQUATION})\n")
+                              "HEATWAVE_DEEP_3D(${R}, ${REAL}, ${EQUATION}, false, false)\n")
       endforeach()
+      if(REAL STREQUAL "float")
+        heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_r1_events kernel_3d_deep.cuh
+                              "the 3D deep family's kernel of ${case} with events, radius 1"
+                              "HEATWAVE_DEEP_3D(1, ${REAL}, ${EQUATION}, false, true)\n")
+        if(EQUATION IN_LIST HEATWAVE_POINT_EQUATIONS)
+          heatwave_cluster_unit(deep_3d_${REAL}_${EQUATION}_r1_point kernel_3d_deep.cuh
+                                "the 3D deep family's point-form kernel of ${case} with events, radius 1"
+                                "HEATWAVE_DEEP_3D(1, ${REAL}, ${EQUATION}, true, true)\n")
+        endif()
+      endif()
     endif()
   endforeach()
 endforeach()

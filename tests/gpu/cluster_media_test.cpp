@@ -2,6 +2,7 @@
 // heat's alpha and the waves' c and gamma (layers, files, absorbing faces),
 // sources added and receivers recorded inside the pipeline, in every family
 // that takes them; bitwise equal fields and samples.
+#include "build_info.hpp"
 #include "cluster_support.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "solver/receivers.hpp"
@@ -56,7 +57,7 @@ TEST(GpuCluster, HeatMedia3D) {
       check_cluster<float, 3>("heat", r, "[19, 13, 11]", 7, 2, plan, small);
       check_cluster<double, 3>("heat", r, "[37, 21, 26]", 5, 2, plan, large);
     }
-  // (The deep family runs constant coefficients: media cases take the pipeline; issue 72 carries them.)
+  // (The deep family's media: DeepMediaAndEvents3D.)
 }
 
 // The waves' coefficients varying in space (an update made at each point:
@@ -127,7 +128,7 @@ TEST(GpuCluster, WaveMedia3D) {
     check_cluster<float, 3>("wave", 1, "[301, 9, 10]", 5, 2, plan, many);
     check_cluster<float, 3>("damped_wave", 2, "[301, 9, 10]", 5, 2, plan, many);
   }
-  // (The deep family runs constant coefficients: media cases take the pipeline; issue 72 carries them.)
+  // (The deep family's media: DeepMediaAndEvents3D.)
 }
 
 TEST(GpuCluster, Sources) {
@@ -437,6 +438,52 @@ TEST(GpuCluster, ColumnsWaveMedia2D) {
               check_recorded<float, 2>(eq, r, grid, plan.c_str(), every, level, shot, absorbing[0]);
           }
       }
+}
+
+// The deep family with media and events (issue 72), bitwise the host's (its
+// receivers: the cuda backend's, gathered step by step): the waves' c in
+// layers along x (a class a thread) and along z (a class a level), the
+// damped wave's gamma, absorbing faces (profiles along every axis; the
+// seismic shot's, with a free surface), point sources of the heat and the
+// waves, the shot's shape, and receivers recorded in the sweep (u^n and
+// u^{n-1}, every 1 and 3); at the compiled k and at 1, on grids that do not
+// divide the tiles (the last tile moved back).
+TEST(GpuCluster, DeepMediaAndEvents3D) {
+  if (!build::cluster_3d_deep) GTEST_SKIP() << "this build leaves the deep family out (HEATWAVE_CLUSTER_3D_DEEP)";
+  const cuda::DeepShape wave = cuda::deep_shape(1, false, 2), heat = cuda::deep_shape(1, false, 1);
+  const std::string large = "[150, 70, 21]", small = "[66, 32, 9]";
+  const std::vector<std::string> absorbing = {
+      "{default: {type: absorbing, width: 3}, z_high: {type: neumann, value: 0.0}}",
+      "{default: periodic, x_low: {type: absorbing, width: 5}, x_high: {type: absorbing, width: 3}}",
+      "{default: dirichlet, y_low: {type: absorbing, width: 4}, y_high: {type: absorbing, width: 6}}",
+  };
+  const std::string shot =
+      "material: {c: {type: layers, axis: z, interfaces: [0.5, 0.85], values: [3.0, 2.2, 1.5]}}\n" +
+      point_sources("wave", 3, "float32", 1, large);
+  const std::string shot_faces = "{default: {type: absorbing, width: 6}, z_high: {type: neumann, value: 0.0}}";
+  for (int k : {wave.k, 1}) {
+    const std::string plan = fmt::format("deep,{},{},{}", wave.tile_x, wave.tile_y, k);
+    for (const char* axis : {"x", "z"}) {
+      check_cluster<float, 3>("wave", 1, large, wave.k + 2, 1, plan.c_str(), wave_layers(axis, false));
+      check_cluster<float, 3>("damped_wave", 1, small, 3, 2, plan.c_str(), wave_layers(axis, true));
+    }
+    check_cluster<float, 3>("wave", 1, large, wave.k + 2, 1, plan.c_str(), "", absorbing);
+    check_cluster<float, 3>("damped_wave", 1, small, 3, 2, plan.c_str(), "", absorbing);
+    for (const char* eq : {"wave", "damped_wave"})
+      check_cluster<float, 3>(eq, 1, large, 7, 3, plan.c_str(), point_sources(eq, 3, "float32", 1, large));
+    check_cluster<float, 3>("wave", 1, large, 8, 3, plan.c_str(), shot, {shot_faces});
+    for (long every : {1L, 3L})
+      for (Level level : {Level::current, Level::previous})
+        check_recorded<float, 3>("wave", 1, large, plan.c_str(), every, level, shot, shot_faces);
+    check_recorded<float, 3>("wave", 1, small, plan.c_str(), 3, Level::previous, "", "periodic");  // uniform
+  }
+  for (int k : {heat.k, 1}) {
+    const std::string plan = fmt::format("deep,{},{},{}", heat.tile_x, heat.tile_y, k);
+    check_cluster<float, 3>("heat", 1, large, 7, 3, plan.c_str(), point_sources("heat", 3, "float32", 1, large));
+    check_cluster<float, 3>("heat", 1, small, 3, 2, plan.c_str(), point_sources("heat", 3, "float32", 1, small));
+    check_recorded<float, 3>("heat", 1, large, plan.c_str(), 2, Level::current,
+                             point_sources("heat", 3, "float32", 1, large), "neumann");
+  }
 }
 
 }  // namespace
