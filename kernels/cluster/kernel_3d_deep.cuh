@@ -230,6 +230,12 @@ __global__ void __launch_bounds__(deep_threads, 1)
     if (box.holds(0, column_x) && rows)
       source_boxes |= 1u << e, events_lo = min(events_lo, box.lo[2]), events_hi = max(events_hi, box.hi[2] - 1);
   }
+  int points_begin = 0, points_end = 0;  // the sorted receiver points of the thread's rows
+  if (Events && samples.count > 0 && x >= bx * TX) {
+    int unused;
+    sample_range<3>(samples.points, samples.count, y0 + ty, INT_MIN, INT_MIN + 1, points_begin, unused);
+    sample_range<3>(samples.points, samples.count, y0 + ty + P - 1, INT_MAX - 1, INT_MAX, unused, points_end);
+  }
   if (Events && samples.count > 0 && x >= bx * TX)
 #pragma unroll
     for (int j = 0; j < P; ++j) {
@@ -246,8 +252,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
   __shared__ DeepGhost<Real> ghosts[2][2][R];
   __shared__ int events_window[Events ? 2 : 1];  // the block's events planes (INT_MAX, INT_MIN: none)
   __shared__ unsigned events_masks[Events ? 2 : 1][Events ? deep_threads : 1];  // the threads' source_boxes, sample_rows
+  __shared__ int events_points[Events ? 2 : 1][Events ? deep_threads : 1];    // and points_begin, points_end
   if constexpr (Events) {
     events_masks[0][tid] = source_boxes, events_masks[1][tid] = sample_rows;
+    events_points[0][tid] = points_begin, events_points[Events][tid] = points_end;
     if (tid == 0) events_window[0] = INT_MAX, events_window[1] = INT_MIN;
     __syncthreads();
     if (events_lo <= events_hi) atomicMin(&events_window[0], events_lo), atomicMax(&events_window[1], events_hi);
@@ -481,20 +489,21 @@ __global__ void __launch_bounds__(deep_threads, 1)
           if (face_rows >> j & 1) result[t][j] = face_rows_y >> j & 1 ? face_y : face_x;
       }
       // Receivers: the thread's at plane p (owned) of a sampled step t, the
-      // level or the one before it (u^{m-1}: level t-1's centre).
+      // level or the one before it (u^{m-1}: level t-1's centre); one scan
+      // of its rows' points (a search a row here, unrolled over rows, levels
+      // and phases, doubled the kernel's code and its unit's compile time).
       int row;
       if (Events && !Steady && p >= 0 && p < az.n && events_masks[Events][tid] && samples.sampled(t, row)) {
+        const unsigned rows = events_masks[Events][tid];
+        for (int k = events_points[0][tid]; k < events_points[Events][tid]; ++k) {
+          const SamplePoint point = samples.points[k];
+          const int j = point.i[1] - (y0 + ty);
+          if (point.i[0] != x || point.i[2] != p || j < 0 || j >= P || !(rows >> j & 1)) continue;
+          Real value = 0;
 #pragma unroll
-        for (int j = 0; j < P; ++j) {
-          if (!(events_masks[Events][tid] >> j & 1)) continue;
-          int begin, end;
-          sample_range<3>(samples.points, samples.count, y0 + ty + j, x, x + 1, begin, end);
-          for (int k = begin; k < end; ++k) {
-            const SamplePoint point = samples.points[k];
-            if (point.i[2] == p)
-              samples.rows[static_cast<long>(row) * samples.count + point.slot] =
-                  samples.previous ? column[j][R] : result[t][j];
-          }
+          for (int m = 0; m < P; ++m)
+            if (m == j) value = samples.previous ? column[m][R] : result[t][m];
+          samples.rows[static_cast<long>(row) * samples.count + point.slot] = value;
         }
       }
       if (t == K) {
