@@ -35,4 +35,25 @@ __device__ __forceinline__ void store_shared_pack(Real* p, const Pack<Real>& val
     asm volatile("st.shared.v2.f64 [%0], {%1, %2};" ::"r"(a), "d"(value.v[0]), "d"(value.v[1]) : "memory");
 }
 
+// A global -> shared copy that does not hold the thread (cp.async): a block
+// issues its whole tile's loads at once instead of waiting on each in turn.
+template <class Real>
+__device__ __forceinline__ void load_async(Real* shared, const Real* global) {
+  const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(destination), "l"(global), "n"(sizeof(Real))
+               : "memory");
+}
+template <class Real>
+__device__ __forceinline__ void load_async_pack(Real* shared, const Real* global) {
+  const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(destination), "l"(global) : "memory");
+}
+__device__ __forceinline__ void wait_loads() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+__device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most the N newest groups of copies are still in flight.
+template <int N>
+__device__ __forceinline__ void wait_loads_but() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 }  // namespace heatwave::cuda

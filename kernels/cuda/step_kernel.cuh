@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "core/dispatch.hpp"
 #include "io/errors.hpp"
@@ -103,6 +104,8 @@ struct FluxOp {
 struct LaunchShape {
   int block_x, block_y, chunk;  // threads per block in x (and y in 3D); points along the streamed axis
   int prefetch;                 // rows loaded ahead of use: 0, 2 or 4
+  bool planes = false;          // 3D: the plane-staged kernel where it is built (plane_step.cuh) ...
+  int plane_chunk = 64;         // ... marching this many planes a block
 };
 
 // The launch shape per case, from the H100 sweep in docs/performance.md: 32
@@ -110,11 +113,21 @@ struct LaunchShape {
 // the streamed axis, no prefetch (with 16-byte packs enough bytes are in
 // flight), except 3D equations that read two levels, which read the most bytes
 // per point and gain from 2 rows of prefetch and shorter chunks.
-// HEATWAVE_CUDA_LAUNCH="bx,by,chunk,prefetch" overrides it for experiments.
+// The plane-staged kernel marches 64 planes a block (chunks of 32 to 128
+// measured within 1%). HEATWAVE_CUDA_LAUNCH="bx,by,chunk,prefetch" and
+// HEATWAVE_CUDA_PLANES="chunk" (or "off": the register kernel everywhere)
+// override them for experiments.
 template <int D>
 inline LaunchShape launch_shape(int levels) {
   LaunchShape s = D == 2 ? LaunchShape{32, 1, 32, 0} : LaunchShape{32, 4, 32, 0};
   if (D == 3 && levels == 2) s = LaunchShape{32, 4, 16, 2};
+  const char* planes = D == 3 ? std::getenv("HEATWAVE_CUDA_PLANES") : nullptr;
+  if (D == 3 && !(planes && std::string(planes) == "off")) {
+    s.planes = true, s.plane_chunk = 64;
+    if (planes) std::sscanf(planes, "%d", &s.plane_chunk);
+    if (s.plane_chunk < 1)
+      throw Error(ExitCode::invalid_value, "HEATWAVE_CUDA_PLANES: a chunk of at least 1 plane, or off");
+  }
   if (const char* env = std::getenv("HEATWAVE_CUDA_LAUNCH"))
     std::sscanf(env, "%d,%d,%d,%d", &s.block_x, &s.block_y, &s.chunk, &s.prefetch);
   if (D == 2) s.block_y = 1;
