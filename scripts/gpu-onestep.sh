@@ -3,7 +3,7 @@
 # (issue 72), in one device call: bench/onestep-3d.yaml at the built-in
 # launch shape and at each setting of HEATWAVE_ONESTEP_SHAPES (each
 # "launch=bx,by,chunk,prefetch", HEATWAVE_CUDA_LAUNCH's form, or
-# "planes=chunk,ahead" or "planes=off", HEATWAVE_CUDA_PLANES'), then
+# "planes=chunk" or "planes=off", HEATWAVE_CUDA_PLANES'), then
 # bench/handwritten_shot.cu (built here with nvcc) on the same rows. With
 # HEATWAVE_ONESTEP_BASELINE=BUILD (another commit's build), its heatwave runs
 # the rows first ("baseline"): the A/B of two commits in one call.

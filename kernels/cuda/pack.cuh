@@ -10,6 +10,13 @@ struct alignas(16) Pack {
   Real v[width];
 };
 
+// The first x of the aligned pack that holds x (x < 0 in the ghosts).
+template <class Real>
+__host__ __device__ constexpr long pack_start(long x) {
+  constexpr long V = Pack<Real>::width;
+  return x - ((x % V) + V) % V;
+}
+
 template <class Real>
 __device__ __forceinline__ Pack<Real> load_pack(const Real* p) {
   return *reinterpret_cast<const Pack<Real>*>(p);

@@ -2,8 +2,8 @@
 // The one-step kernel in 3D with its planes staged in shared memory (the
 // register-window kernel, step_kernel.cuh, keeps its neighbours in L1 and
 // registers). step_impl.cuh runs it where it measured faster: constant
-// coefficients at radius 3 and 4, whose 2R+1-plane register window caps the
-// register kernel's occupancy. CUDA-only: include from .cu files.
+// coefficients at fp32 radius 4 and fp64 radius 3 and 4, where the
+// 2R+1-plane register window caps the register kernel's occupancy. CUDA-only: include from .cu files.
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/step_kernel.cuh"
@@ -81,7 +81,7 @@ __device__ __forceinline__ void store_in_box(Real* out, const long p, const Pack
 // it publishes the plane just waited for and frees the slot read in the
 // iteration before. Only what the stencil may read is copied: rows and whole
 // packs within R of the box, planes up to its last + R.
-template <int R, class Real>
+template <int R, class Real, int Levels, int Ahead>
 struct PlaneTile {
   static constexpr int V = Pack<Real>::width;
   static constexpr int threads_x = 32, threads_y = 8, threads = threads_x * threads_y;
@@ -89,25 +89,21 @@ struct PlaneTile {
   static constexpr int row_packs = threads_x + 2 * pad, rows = threads_y + 2 * R;
   static constexpr int plane_packs = rows * row_packs;
   static constexpr int copies = (plane_packs + threads - 1) / threads;  // a thread's copies a plane
-  template <class Eq, int Ahead>
-  static constexpr int ring = 2 * R + 1 + Ahead;  // planes of u
-  template <class Eq, int Ahead>
-  static constexpr int previous_ring = Eq::levels == 2 ? Ahead + 1 : 0;  // planes of u^{n-1}, a pack a thread
-  template <class Eq, int Ahead>
-  static constexpr std::size_t bytes = sizeof(Pack<Real>) * (ring<Eq, Ahead> * plane_packs + previous_ring<Eq, Ahead> * threads);
+  static constexpr int ring = 2 * R + 1 + Ahead;                        // planes of u
+  static constexpr int previous_ring = Levels == 2 ? Ahead + 1 : 0;     // planes of u^{n-1}, a pack a thread
+  static constexpr std::size_t bytes = sizeof(Pack<Real>) * (ring * plane_packs + previous_ring * threads);
 };
 
 template <int R, int Ahead, class Real, class Eq, bool Start, class Op>
 __device__ __forceinline__ void plane_step_points(const Real* __restrict__ u, Real* __restrict__ out, const Op& op,
                                                   const Box<3>& box, const Layout<3>& layout, const int chunk) {
   using Vec = Pack<Real>;
-  using T = PlaneTile<R, Real>;
-  constexpr int V = T::V, NP = T::template ring<Eq, Ahead>, NQ = T::template previous_ring<Eq, Ahead>;
+  using T = PlaneTile<R, Real, Eq::levels, Ahead>;
+  constexpr int V = T::V, NP = T::ring, NQ = T::previous_ring;
   extern __shared__ Vec planes[];  // [NP][rows][row_packs], then [NQ][threads]
   Vec* const previous_planes = planes + NP * T::plane_packs;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * T::threads_x + tx;
-  const long x_first = box.lo[0] - ((box.lo[0] % V) + V) % V;  // the aligned pack holding lo
-  const long x_tile = x_first + static_cast<long>(V) * T::threads_x * blockIdx.x;
+  const long x_tile = pack_start<Real>(box.lo[0]) + static_cast<long>(V) * T::threads_x * blockIdx.x;
   const long y_tile = box.lo[1] + static_cast<long>(T::threads_y) * blockIdx.y;
   const long first = box.lo[2] + static_cast<long>(blockIdx.z) * chunk;
   const long last = min(first + chunk, box.hi[2]);
@@ -201,15 +197,13 @@ __global__ void __launch_bounds__(256)
 template <int R, class Real, class Eq, int Ahead = 2, class Op>
 void launch_plane_step(const Op& op, const LaunchShape& shape, const Real* u, Real* u_next, const Box<3>& box, bool start,
                        const Layout<3>& layout, cudaStream_t stream) {
-  using T = PlaneTile<R, Real>;
-  const long width = T::V;
-  const long x_first = box.lo[0] - ((box.lo[0] % width) + width) % width;
-  const long packs = (box.hi[0] - x_first + width - 1) / width;
+  using T = PlaneTile<R, Real, Eq::levels, Ahead>;
+  const long packs = (box.hi[0] - pack_start<Real>(box.lo[0]) + T::V - 1) / T::V;
   const dim3 block(T::threads_x, T::threads_y);
   const dim3 grid(static_cast<unsigned>((packs + T::threads_x - 1) / T::threads_x),
                   static_cast<unsigned>((box.extent(1) + T::threads_y - 1) / T::threads_y),
                   static_cast<unsigned>((box.extent(2) + shape.plane_chunk - 1) / shape.plane_chunk));
-  constexpr std::size_t bytes = T::template bytes<Eq, Ahead>;
+  constexpr std::size_t bytes = T::bytes;
   auto run = [&]<bool Start>() {
     const auto kernel = plane_step_kernel<R, Ahead, Real, Eq, Start, Op>;
     static const bool sized = [&] {  // shared memory past 48 KB is asked for once a kernel

@@ -123,8 +123,8 @@ inline LaunchShape launch_shape(int levels) {
   if (D == 3 && levels == 2) s = LaunchShape{32, 4, 16, 2};
   const char* planes = D == 3 ? std::getenv("HEATWAVE_CUDA_PLANES") : nullptr;
   if (D == 3 && !(planes && std::string(planes) == "off")) {
-    s.planes = true, s.plane_chunk = 64;
-    if (planes) std::sscanf(planes, "%d", &s.plane_chunk);
+    s.planes = true;
+    if (planes && std::sscanf(planes, "%d", &s.plane_chunk) != 1) s.plane_chunk = 0;
     if (s.plane_chunk < 1)
       throw Error(ExitCode::invalid_value, "HEATWAVE_CUDA_PLANES: a chunk of at least 1 plane, or off");
   }
@@ -159,7 +159,7 @@ __device__ __forceinline__ void step_points(const Real* __restrict__ u, Real* __
   constexpr int S = D - 1;
   constexpr bool reads_previous = Eq::levels == 2;
   Index<D> i;
-  const long x_first = box.lo[0] - ((box.lo[0] % V) + V) % V;  // the aligned pack holding lo
+  const long x_first = pack_start<Real>(box.lo[0]);
   i[0] = x_first + static_cast<long>(V) * (blockIdx.x * blockDim.x + threadIdx.x);
   if (i[0] >= box.hi[0]) return;
   if constexpr (D == 3) {
@@ -287,7 +287,7 @@ void launch_step(const Op& op, const LaunchShape& shape, const Real* u, Real* u_
   const dim3 block(shape.block_x, shape.block_y);
   const unsigned chunks = static_cast<unsigned>((box.extent(S) + shape.chunk - 1) / shape.chunk);
   const long width = Pack<Real>::width;
-  const long x_first = box.lo[0] - ((box.lo[0] % width) + width) % width;
+  const long x_first = pack_start<Real>(box.lo[0]);
   const long packs = (box.hi[0] - x_first + width - 1) / width;
   dim3 grid(static_cast<unsigned>((packs + block.x - 1) / block.x), chunks);
   if constexpr (D == 3) grid = dim3(grid.x, static_cast<unsigned>((box.extent(1) + block.y - 1) / block.y), chunks);
