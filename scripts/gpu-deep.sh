@@ -103,15 +103,7 @@ if [[ $steps == *profile* ]]; then
   # deep kernel on heat fp32 512^3 at its k, and EBISU's kernel (8 steps a
   # launch) at the same size where scripts/ebisu-3d.sh built it.
   work=/tmp/deep-profile && mkdir -p $work
-  cat >$work/heat.yaml <<'YAML'
-equation: heat
-precision: float32
-grid: {points: [512, 512, 512]}
-alpha: 1.0
-time: {dt: auto, steps: 14}
-boundary: {default: dirichlet}
-initial: {type: random, seed: 3}
-YAML
+  heat_config $work 14
   # Thread instructions an update (the summary line), then, for reading:
   # warp stall reasons, scheduler issue rates and per-SASS-instruction
   # execution and stall counts (source page), and the SASS itself.

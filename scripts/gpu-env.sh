@@ -28,3 +28,17 @@ initial: {type: random, seed: 3}
 diagnostics: {every: 200}
 YAML
 }
+
+# Heat fp32 512^3 (Dirichlet faces, a random start) for STEPS steps: DIR/heat.yaml.
+#   heat_config DIR STEPS
+heat_config() {
+  cat >"$1/heat.yaml" <<YAML
+equation: heat
+precision: float32
+grid: {points: [512, 512, 512]}
+alpha: 1.0
+time: {dt: auto, steps: $2}
+boundary: {default: dirichlet}
+initial: {type: random, seed: 3}
+YAML
+}

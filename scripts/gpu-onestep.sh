@@ -1,51 +1,121 @@
 #!/usr/bin/env bash
-# The cuda backend's one-step 3D kernel against the hand-written yardsticks
-# (issue 72), in one device call: bench/onestep-3d.yaml at the built-in
-# launch shape and at each setting of HEATWAVE_ONESTEP_SHAPES (each
-# "launch=bx,by,chunk,prefetch", HEATWAVE_CUDA_LAUNCH's form, or
-# "planes=chunk" or "planes=off", HEATWAVE_CUDA_PLANES'), then
-# bench/handwritten_shot.cu (built here with nvcc) on the same rows. With
-# HEATWAVE_ONESTEP_BASELINE=BUILD (another commit's build), its heatwave runs
-# the rows first ("baseline"): the A/B of two commits in one call.
-#   scripts/gpu-onestep.sh OUT_DIR [BUILD_DIR]
+# The cuda backend's one-step kernel (issue 72), in one device call, by
+# steps (HEATWAVE_ONESTEP_STEPS, default: build tests bench handwritten):
+#   build        build-gpu (heatwave, heatwave_gpu_tests) and, with
+#                HEATWAVE_ONESTEP_OLD=DIR (another commit's sources, e.g.
+#                `git archive` into .carry/old), build-old (heatwave only)
+#   tests        GpuBitwise.* (the cuda backend bitwise the host's) and the
+#                golden final-field hashes on cuda and cuda-cluster
+#   bench        each file of HEATWAVE_ONESTEP_BENCHES (default
+#                bench/onestep-3d.yaml), build-old's rows first where it
+#                was built (the A/B of two commits in one call), then this
+#                build's at the built-in launch shape
+#   shapes       HEATWAVE_ONESTEP_SHAPES_BENCH (default the first bench file)
+#                at each setting of HEATWAVE_ONESTEP_SHAPES: "launch=bx,by,
+#                chunk,prefetch" (HEATWAVE_CUDA_LAUNCH), "planes=chunk" or
+#                "planes=off" (HEATWAVE_CUDA_PLANES), "l2=rows"
+#                (HEATWAVE_CUDA_L2_AHEAD)
+#   handwritten  bench/handwritten_shot.cu (built here with nvcc) at r 1, 4
+#   profile      ncu (one launch after a skipped one): the heat fp32 r 1
+#                512^3 and the seismic shot on --backend cuda
+# The golden step reads HDF5 with h5py: carry .whl (scripts/gpu-env.sh).
+#   scripts/gpu-onestep.sh OUT_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-out/onestep}")
-build=${2:-build-gpu}
+steps=${HEATWAVE_ONESTEP_STEPS:-build tests bench handwritten}
+benches=${HEATWAVE_ONESTEP_BENCHES:-bench/onestep-3d.yaml}
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
-rows() {  # JSON -> one line a case
+stamp() { log "$* ($(date +%T), $((SECONDS / 60)) min $((SECONDS % 60)) s into this call)"; }
+rows() {  # JSON LABEL -> one line a case
   python3 - "$1" "$2" <<'PY' | tee -a "$out/summary.txt"
 import json, sys
 for c in json.load(open(sys.argv[1]))["cases"]:
-    print(f"{sys.argv[2]:14} {c['equation']:5} r{c['radius']} {'x'.join(map(str, c['grid'])):11} "
+    print(f"{sys.argv[2]:14} {c['equation']:5} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid'])):11} "
           f"{c.get('media', 'constant'):9} {c['cells_per_second'] / 1e9:7.1f} Gcells/s")
 PY
 }
-if [[ -n ${HEATWAVE_ONESTEP_BASELINE:-} ]]; then
-  log "bench/onestep-3d.yaml, baseline $HEATWAVE_ONESTEP_BASELINE"
-  "$HEATWAVE_ONESTEP_BASELINE/heatwave" bench bench/onestep-3d.yaml --json "$out/onestep-baseline.json" \
-    >"$out/bench-baseline.log" 2>&1 && rows "$out/onestep-baseline.json" baseline || { status=1; tail -5 "$out/bench-baseline.log"; }
+bench_run() {  # BUILD YAML LABEL
+  local json="$out/$(basename "$2" .yaml)-$3.json"
+  "$1/heatwave" bench "$2" --json "$json" >"$out/bench-$(basename "$2" .yaml)-$3.log" 2>&1 && rows "$json" "$3" ||
+    { status=1; tail -5 "$out/bench-$(basename "$2" .yaml)-$3.log"; }
+}
+
+if [[ $steps == *build* ]]; then
+  stamp "build"
+  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+      cmake --build build-gpu -j "$(nproc)" --target heatwave heatwave_gpu_tests; } >"$out/build.log" 2>&1 ||
+    { grep -B2 -A12 "error" "$out/build.log" | head -60; log "BUILD FAILED"; exit 1; }
+  if [[ -n ${HEATWAVE_ONESTEP_OLD:-} ]]; then
+    stamp "build-old from $HEATWAVE_ONESTEP_OLD"
+    { cmake -S "$HEATWAVE_ONESTEP_OLD" -B build-old -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_TESTS=OFF &&
+        cmake --build build-old -j "$(nproc)" --target heatwave; } >"$out/build-old.log" 2>&1 ||
+      { tail -20 "$out/build-old.log"; log "BASELINE BUILD FAILED"; status=1; }
+  fi
 fi
-for shape in default ${HEATWAVE_ONESTEP_SHAPES:-}; do
-  log "bench/onestep-3d.yaml, launch shape $shape"
-  unset HEATWAVE_CUDA_LAUNCH HEATWAVE_CUDA_PLANES
-  case $shape in
-    launch=*) export HEATWAVE_CUDA_LAUNCH=${shape#launch=} ;;
-    planes=*) export HEATWAVE_CUDA_PLANES=${shape#planes=} ;;
-  esac
-  "$build/heatwave" bench bench/onestep-3d.yaml --json "$out/onestep-$shape.json" >"$out/bench-$shape.log" 2>&1 &&
-    rows "$out/onestep-$shape.json" "$shape" || { status=1; tail -5 "$out/bench-$shape.log"; }
-done
-unset HEATWAVE_CUDA_LAUNCH HEATWAVE_CUDA_PLANES
-log "hand-written one-step kernels (bench/handwritten_shot.cu)"
-"$CUDACXX" -std=c++20 -O3 -arch=sm_90a -Ibench bench/handwritten_shot.cu -o "$out/handwritten" >"$out/handwritten-build.log" 2>&1 ||
-  { status=1; tail -5 "$out/handwritten-build.log"; }
-for radius in 1 4; do
-  "$out/handwritten" 512 512 512 40 5 $radius heat,plain | tee -a "$out/handwritten.json" "$out/summary.txt" || status=1
-  "$out/handwritten" 801 801 401 40 5 $radius shot | tee -a "$out/handwritten.json" "$out/summary.txt" || status=1
-done
-rm -f "$out/handwritten"
-log "done (status $status)"
+if [[ $steps == *tests* ]]; then
+  stamp "GpuBitwise.*"
+  build-gpu/tests/heatwave_gpu_tests --gtest_filter='GpuBitwise.*' >"$out/gpu-tests.log" 2>&1 || status=1
+  grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED  \]|OK \]|differ" "$out/gpu-tests.log" | head -30 |
+    tee -a "$out/summary.txt"
+  for backend in cuda cuda-cluster; do
+    stamp "golden hashes, $backend"
+    python3 tests/golden/golden.py check build-gpu/heatwave --backend $backend --mpiexec mpirun \
+      >"$out/golden-$backend.log" 2>&1 || status=1
+    tail -3 "$out/golden-$backend.log" | tee -a "$out/summary.txt"
+  done
+fi
+if [[ $steps == *bench* ]]; then
+  for file in $benches; do
+    if [[ -x build-old/heatwave ]]; then
+      stamp "$file, build-old"
+      bench_run build-old "$file" baseline
+    fi
+    stamp "$file"
+    bench_run build-gpu "$file" default
+  done
+fi
+if [[ $steps == *shapes* ]]; then
+  file=${HEATWAVE_ONESTEP_SHAPES_BENCH:-${benches%% *}}
+  for shape in ${HEATWAVE_ONESTEP_SHAPES:-}; do
+    stamp "$file, $shape"
+    (
+      case $shape in
+        launch=*) export HEATWAVE_CUDA_LAUNCH=${shape#launch=} ;;
+        planes=*) export HEATWAVE_CUDA_PLANES=${shape#planes=} ;;
+        l2=*) export HEATWAVE_CUDA_L2_AHEAD=${shape#l2=} ;;
+      esac
+      bench_run build-gpu "$file" "${shape//[=,]/-}"
+    ) || status=1
+  done
+fi
+if [[ $steps == *handwritten* ]]; then
+  stamp "hand-written one-step kernels (bench/handwritten_shot.cu)"
+  "$CUDACXX" -std=c++20 -O3 -arch=sm_90a -Ibench bench/handwritten_shot.cu -o "$out/handwritten" >"$out/handwritten-build.log" 2>&1 ||
+    { status=1; tail -5 "$out/handwritten-build.log"; }
+  for radius in 1 4; do
+    "$out/handwritten" 512 512 512 40 5 $radius heat,plain | tee -a "$out/handwritten.json" "$out/summary.txt" || status=1
+    "$out/handwritten" 801 801 401 40 5 $radius shot | tee -a "$out/handwritten.json" "$out/summary.txt" || status=1
+  done
+  rm -f "$out/handwritten"
+fi
+if [[ $steps == *profile* ]]; then
+  work=/tmp/onestep-profile && mkdir -p $work
+  heat_config $work 4
+  shot_configs $work 4
+  metrics=smsp__thread_inst_executed.sum,smsp__inst_executed.sum,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+  sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section LaunchStats --section Occupancy"
+  for name in heat shot; do
+    stamp "ncu: the one-step kernel, $name"
+    (cd $work && ncu --clock-control none --kernel-name regex:step_kernel --launch-skip 1 --launch-count 1 \
+       --metrics $metrics $sections -f -o "$out/ncu-onestep-$name" "$OLDPWD/build-gpu/heatwave" run $name.yaml \
+       --backend cuda --overwrite >"$out/ncu-onestep-$name.log" 2>&1) || status=1
+    ncu -i "$out/ncu-onestep-$name.ncu-rep" --page details >"$out/ncu-onestep-$name.txt" 2>&1
+    grep -E "DRAM Throughput|Memory Throughput|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy|dram__bytes|thread_inst" \
+      "$out/ncu-onestep-$name.txt" | head -12 | tee -a "$out/summary.txt"
+  done
+fi
+stamp "done (status $status)"
 exit $status

@@ -3,7 +3,10 @@
 // halos, the window written back), the shared-memory geometry and the
 // plan's tiling, and where a launch records the receivers. Device code: no
 // host-only header (the kernels' units include only their family's).
+#include <array>
+
 #include "kernels/cluster/kernel_shapes.hpp"
+#include "kernels/cuda/update_classes.cuh"
 #include "solver/domain.hpp"
 
 namespace heatwave::cuda {
@@ -43,6 +46,18 @@ struct ClusterGeometry {
   int plane = 0;             // shared-memory stride from one level (3D: plane) to the next
   int thread_rows_log2 = 0;  // log2 plan.threads_y: strips of rows per thread by shifts
 };
+
+// The axes as the table of updates by classes maps them (UpdateClassTable):
+// the points that hold data, or the whole axis where it wraps.
+template <int D>
+std::array<ClassAxis, D> class_axes(const ClusterGeometry<D>& geo) {
+  std::array<ClassAxis, D> axes;
+  for (int a = 0; a < D; ++a) {
+    const ClusterAxis& axis = geo.axis[a];
+    axes[a] = axis.periodic ? ClassAxis{0, axis.n, true} : ClassAxis{axis.load_lo, axis.load_hi - axis.load_lo, false};
+  }
+  return axes;
+}
 
 // Receivers recorded as the levels are made (kernels/cluster/common.cuh):
 // the backend's points, sorted (3D: by y, then x; 2D: by x), and where a

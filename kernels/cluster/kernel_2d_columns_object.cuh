@@ -8,7 +8,7 @@
 #include "io/errors.hpp"
 #include "kernels/cluster/kernel_args.cuh"
 #include "kernels/cluster/kernel_object.cuh"
-#include "kernels/cluster/update_class_table.cuh"
+#include "kernels/cuda/update_class_table.cuh"
 
 namespace heatwave::cuda {
 
@@ -112,7 +112,7 @@ class ColumnsKernel2DObject final : public ClusterKernelBase<2, Real, Eq> {
   // file's c or gamma) or it would be larger than max_entries.
   bool make_point_rows(std::string& reason) {
     using Update = typename Eq::template Update<Real>;
-    classes_.make(geo_, this->point_, flux_table_pad);
+    classes_.make(class_axes(geo_), this->point_, flux_table_pad);
     const long entries = static_cast<long>(classes_.count(0)) * classes_.mapped(1);
     if (!classes_.view().at || entries > ColumnUpdates<Update>::max_entries)
       return reason =

@@ -7,7 +7,7 @@
 #include <cstddef>
 
 #include "kernels/cluster/common.cuh"
-#include "kernels/cluster/update_classes.cuh"
+#include "kernels/cuda/update_classes.cuh"
 
 namespace heatwave::cuda {
 

@@ -76,7 +76,7 @@ class DeepKernel3DObject final : public ClusterKernelBase<3, Real, Eq> {
     }
     if constexpr (has_point_form<Eq>)
       if (this->pointwise_) {
-        classes_.make(geo_, this->point_, q.k * R);  // the maps reach the cone's planes
+        classes_.make(class_axes(geo_), this->point_, q.k * R);  // the maps reach the cone's planes
         if (!classes_.view().at)
           return reason = plan + " takes the coefficients by axis classes: a coefficient from a file, or more than " +
                           std::to_string(UpdateClasses<typename Eq::template Update<Real>>::max_x_classes) +

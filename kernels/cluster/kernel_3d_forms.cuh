@@ -4,7 +4,7 @@
 // profiles): a thread's pack column's updates plane by plane, from the
 // table by axis classes (update_classes.cuh).
 // CUDA-only: included by kernel_3d_pipeline.cuh (and so by the deep family's).
-#include "kernels/cluster/update_classes.cuh"
+#include "kernels/cuda/update_classes.cuh"
 
 namespace heatwave::cuda {
 

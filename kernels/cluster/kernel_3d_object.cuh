@@ -7,7 +7,7 @@
 #pragma once
 #include "kernels/cluster/kernel_args.cuh"
 #include "kernels/cluster/kernel_object.cuh"
-#include "kernels/cluster/update_class_table.cuh"
+#include "kernels/cuda/update_class_table.cuh"
 
 namespace heatwave::cuda {
 
@@ -69,7 +69,7 @@ class ClusterKernel3D final : public ClusterKernelBase<3, Real, Eq> {
     shared_bytes_ = sizeof(Real) * static_cast<std::size_t>(slots) * geo_.plane;
     if (!this->fits_device(reason)) return false;
     if constexpr (has_point_form<Eq>)
-      if (this->pointwise_) classes_.make(geo_, this->point_);
+      if (this->pointwise_) classes_.make(class_axes(geo_), this->point_);
     // Every kernel the plan launches (one a step count) may use the shared
     // memory; the plan's own step count sets the occupancy.
     // (With Events and without, where the form is built both ways: the fewer

@@ -14,7 +14,7 @@
 // docs/performance.md, "The build's units").
 #include "kernels/cluster/kernel_2d_columns_support.cuh"
 #include "kernels/cluster/kernel_2d_forms.cuh"
-#include "kernels/cluster/update_classes.cuh"
+#include "kernels/cuda/update_classes.cuh"
 
 namespace heatwave::cuda {
 

@@ -1,9 +1,10 @@
 // The step where coefficients vary in space or sources are given.
 //
 // The streaming kernel of step_kernel.cuh with the operator and update as
-// the config defines them (solver/media.hpp): a wave's update built at each
-// point from its c and gamma (layer tables, absorbing profiles, a file's
-// field: PointOp), the heat's flux form with K from alpha where it is used
+// the config defines them (solver/media.hpp): a wave's update at each point
+// from the table of updates by axis classes where c and gamma come from
+// layers and absorbing profiles (ClassOp), built from its c and gamma where
+// one is a file's field (PointOp), the heat's flux form with K from alpha where it is used
 // (FluxOp). Then each source, in config order, adds f(t_n) q at the points it
 // touches (a launch over its points; a point source's are 2^D). The same
 // expressions as the host backend's, so the fields are bitwise the host's.
@@ -20,6 +21,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/media_step.cuh"
 #include "kernels/cuda/step_kernel.cuh"
+#include "kernels/cuda/update_class_table.cuh"
 
 namespace heatwave::cuda {
 
@@ -92,14 +94,21 @@ class MediaStepKernel final : public StepKernel<D, Real> {
       : problem_(problem), layout_(domain.layout), shape_(launch_shape<D>(Eq::levels)) {
     // No prefetch: a point's own update takes the registers prefetching
     // would (H100, 3D wave 801x801x401 fp32: the shot 101 -> 125 Gcells/s,
-    // layers 151 -> 173 without it). HEATWAVE_CUDA_LAUNCH may pick the plain
-    // kernel's depth, for experiments.
-    if (!std::getenv("HEATWAVE_CUDA_LAUNCH")) shape_.prefetch = 0;
+    // layers 151 -> 173 without it); the kernels are built for none.
+    shape_.prefetch = 0;
     const auto media = Media<D, Real, Eq>::make(problem, domain);
     varies_ = media.pointwise || media.flux_form();
     pointwise_ = media.pointwise;
     if (!varies_) plain_ = make_plain_step_kernel<D, Real>(problem, domain);
     updates_ = media.updates(copies_);
+    if constexpr (Eq::flux_coefficient == nullptr)
+      if (media.pointwise) {  // the table by classes, unless a coefficient is a file's (then PointOp)
+        const Box<D> stored = layout_.storage_box();
+        std::array<ClassAxis, D> axes;
+        for (int a = 0; a < D; ++a)
+          axes[a] = {static_cast<int>(stored.lo[a]), static_cast<int>(stored.extent(a)), false};
+        classes_.make(axes, updates_, Pack<Real>::width);
+      }
     kinetic_ = media.kinetic_weight(copies_);
     with_radius(problem.radius, [&]<int R>() {
       std::get<R - 1>(pairs_) = media.template pairs<R>(problem.spacing, layout_.strides(), copies_);
@@ -123,13 +132,13 @@ class MediaStepKernel final : public StepKernel<D, Real> {
           const FluxOp<D, R, Real, Eq> op{pairs<R>(), updates_.uniform};
           launch_step<D, R, Real, Eq, 0>(op, shape_, u, u_next, box, start, layout_, stream);
         } else {
-          const PointOp<D, R, Real, Eq> op{LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides()),
-                                           updates_};
-          constexpr int P = default_prefetch(D, Eq::levels);
-          if constexpr (P != 0)
-            launch_step<D, R, Real, Eq, 0, P>(op, shape_, u, u_next, box, start, layout_, stream);
+          const auto lap = LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides());
+          if (classes_.view().at)
+            launch_step<D, R, Real, Eq, 0>(ClassOp<D, R, Real, Eq>{lap, classes_.view()}, shape_, u, u_next, box,
+                                           start, layout_, stream);
           else
-            launch_step<D, R, Real, Eq, 0>(op, shape_, u, u_next, box, start, layout_, stream);
+            launch_step<D, R, Real, Eq, 0>(PointOp<D, R, Real, Eq>{lap, updates_}, shape_, u, u_next, box, start,
+                                           layout_, stream);
         }
       });
     }
@@ -193,6 +202,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
   bool varies_ = false, flux_ = false, pointwise_ = false;
   std::unique_ptr<StepKernel<D, Real>> plain_;  // the coefficients are constant: sources only
   PointUpdates<D, Real, Eq> updates_;
+  UpdateClassTable<D, Real, Eq> classes_;  // the waves' updates by classes, where no coefficient is a file's
   KineticWeight<Real> kinetic_;
   template <int R>
   using Pairs = FluxPairs<D, R, Real>;

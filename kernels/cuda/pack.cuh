@@ -27,6 +27,10 @@ __device__ __forceinline__ void store_pack(Real* p, const Pack<Real>& value) {
   *reinterpret_cast<Pack<Real>*>(p) = value;
 }
 
+// A hint that brings the line holding p into L2 (no register, no wait): a
+// load issued later finds it there.
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 // A pack into shared memory as one 16-byte store. The compiler splits some
 // Pack stores into four (the 3D pipeline's levels), whatever the type: the
 // PTX is written out here ("memory": ordered with the loads around it, as a

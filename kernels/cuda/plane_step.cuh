@@ -45,7 +45,7 @@ __device__ __forceinline__ Pack<Real> update_pack(const Op& op, const typename O
       }
       lap_value = op.add(a, lap_value, c, minus, plus, p + v, at);
     }
-    const auto up = op.update(row, p + v, i[0] + v);
+    const auto up = op.update(row, p + v, i[0] + v, v);
     if constexpr (Eq::levels == 1)
       result.v[v] = up.step(c, c, lap_value);
     else if constexpr (Start)
@@ -176,7 +176,7 @@ __device__ __forceinline__ void plane_step_points(const Real* __restrict__ u, Re
       Index<3> at = i;
       at[2] = s;
       const long p = origin + own + (s - first) * sz;
-      store_in_box(out, p, update_pack<3, R, Real, Eq, Start>(op, op.row(at), centre, previous, p, at, neighbour), i[0],
+      store_in_box(out, p, update_pack<3, R, Real, Eq, Start>(op, op.row(op.column(at), at), centre, previous, p, at, neighbour), i[0],
                    box.lo[0], box.hi[0]);
     }
     base = wrap(base + 1, NP);

@@ -3,9 +3,11 @@
 // it for constant coefficients, media_step_impl.cuh where they vary), with the
 // operator and the update as a policy (Op):
 //   UniformOp   the Laplacian and one update for the whole grid
+//   ClassOp     the Laplacian and each point's update from the table by
+//               axis classes (layers, absorbing profiles: no file's field)
 //   PointOp     the Laplacian and each point's own update, built from its
 //               coefficients (Media's views: layer tables, absorbing profiles,
-//               a file's field) where a coefficient varies
+//               a file's field) where a coefficient varies and no table is made
 //   FluxOp      the heat's flux form div(alpha grad u) (FluxPairs) and one update
 // CUDA-only: include from .cu files.
 #include <cuda_runtime.h>
@@ -18,6 +20,7 @@
 #include "io/errors.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/pack.cuh"
+#include "kernels/cuda/update_classes.cuh"
 #include "solver/media.hpp"
 #include "solver/stencil.hpp"
 
@@ -27,10 +30,13 @@ namespace heatwave::cuda {
 // (__launch_bounds__' second argument, which caps a thread's registers), or
 // 0: the compiler's choice (a second argument of 1 is not the same: it moved
 // the plain kernels by -5% to +6%).
+// And how many rows past the window's next load a thread brings into L2
+// ahead of use (l2_ahead: prefetch hints, which hold no register; 0: none).
 
 template <int D, int R, class Real, class Eq>
 struct UniformOp {
   static constexpr int min_blocks = 0;
+  static constexpr int l2_ahead = 0;
   LaplacianWeights<D, R, Real> lap;
   typename Eq::template Update<Real> up;
   __device__ long stride(int a) const { return lap.stride[a]; }
@@ -39,13 +45,16 @@ struct UniformOp {
                       const Index<D>&) const {
     return lap.add(a, sum, minus, plus);
   }
+  struct Column {};
+  __device__ Column column(const Index<D>&) const { return {}; }
   struct Row {};
-  __device__ Row row(const Index<D>&) const { return {}; }
-  __device__ typename Eq::template Update<Real> update(const Row&, long, long) const { return up; }
+  __device__ Row row(const Column&, const Index<D>&) const { return {}; }
+  __device__ typename Eq::template Update<Real> update(const Row&, long, long, int) const { return up; }
 };
 
 template <int D, int R, class Real, class Eq>
 struct PointOp {
+  static constexpr int l2_ahead = 2;  // as ClassOp's (a file's c 512^3 fp32 r 1: 174.9 -> 188.1)
   // 3D: at most 85 registers a thread (88 free): the shot (3D wave, layers,
   // five absorbing faces) 143.7 -> 159.1 Gcells/s on the H100, layers alone
   // 174.8 -> 174.9 (4 blocks, 64 registers: 155.7).
@@ -68,19 +77,79 @@ struct PointOp {
     Update same;
     bool calm;
   };
-  __device__ Row row(const Index<D>& i) const {
+  struct Column {};
+  __device__ Column column(const Index<D>&) const { return {}; }
+  __device__ Row row(const Column&, const Index<D>& i) const {
     Row r{updates.row(i), {}, false};
     r.calm = updates.varies && i[0] >= updates.calm_lo && i[0] + Pack<Real>::width <= updates.calm_hi;
     if (r.calm) r.same = updates.at(r.shared, 0, i[0]);  // no file field where calm: p unread
     return r;
   }
-  __device__ Update update(const Row& r, long p, long x) const { return r.calm ? r.same : updates.at(r.shared, p, x); }
+  __device__ Update update(const Row& r, long p, long x, int) const {
+    return r.calm ? r.same : updates.at(r.shared, p, x);
+  }
+};
+
+// The waves' c and gamma where none is read from a file: a point's update
+// is an entry of the table by axis classes (UpdateClasses, made once by the
+// kernel object), where PointOp builds it in double from the coefficient
+// views a row (and a point in an x absorbing layer). A thread's x classes
+// are fixed for its sweep; a row adds its y (and z) offset; where the pack's
+// points share their x class (all but those in an x absorbing layer) the
+// row loads its one entry.
+template <int D, int R, class Real, class Eq>
+struct ClassOp {
+  static constexpr int min_blocks = 0;
+  // Rows brought into L2 ahead (H200, 3D wave fp32, against none: the shot
+  // 801x801x401 r 1 206.7 -> 215.0 Gcells/s, r 4 100.7 -> 136.5; absorbing
+  // faces 512^3 r 4 104.2 -> 135.9). The plain kernels lost with it (heat
+  // fp32 r 1 319 -> 307 at 2 rows, 278 at 6).
+  static constexpr int l2_ahead = 2;
+  static constexpr int V = Pack<Real>::width;
+  using Update = typename Eq::template Update<Real>;
+  LaplacianWeights<D, R, Real> lap;
+  UpdateClasses<Update> classes;  // its maps reach V points past the storage box along x (a pack's)
+  __device__ long stride(int a) const { return lap.stride[a]; }
+  __device__ Real start(Real centre) const { return lap.start(centre); }
+  __device__ Real add(int a, Real sum, Real, const Real (&minus)[R + 1], const Real (&plus)[R + 1], long,
+                      const Index<D>&) const {
+    return lap.add(a, sum, minus, plus);
+  }
+  struct Column {
+    int x[V];
+    bool same;
+  };
+  __device__ Column column(const Index<D>& i) const {
+    Column c;
+#pragma unroll
+    for (int v = 0; v < V; ++v) c.x[v] = classes.x_class[i[0] + v - classes.lo[0]];
+    c.same = true;
+#pragma unroll
+    for (int v = 1; v < V; ++v) c.same = c.same && c.x[v] == c.x[0];
+    return c;
+  }
+  struct Row {
+    Column column;
+    const UpdateEntry<Update>* at;  // the row's entries, by x class
+    Update same;                    // the pack's one update where its x classes are the same
+  };
+  __device__ Row row(const Column& c, const Index<D>& i) const {
+    long offset = classes.y_offset[i[1] - classes.lo[1]];
+    if constexpr (D == 3) offset += classes.z_offset[i[2] - classes.lo[2]];
+    Row r{c, classes.at + offset, {}};
+    if (c.same) r.same = r.at[c.x[0]].update;
+    return r;
+  }
+  __device__ Update update(const Row& r, long, long, int v) const {
+    return r.column.same ? r.same : r.at[r.column.x[v]].update;
+  }
 };
 
 // FluxPairs' terms in its order: the axes, then j, the +j pair before the -j one.
 template <int D, int R, class Real, class Eq>
 struct FluxOp {
   static constexpr int min_blocks = 0;
+  static constexpr int l2_ahead = 0;
   FluxPairs<D, R, Real> pairs;
   typename Eq::template Update<Real> up;
   __device__ long stride(int a) const { return pairs.stride[a]; }
@@ -96,9 +165,11 @@ struct FluxOp {
     }
     return sum;
   }
+  struct Column {};
+  __device__ Column column(const Index<D>&) const { return {}; }
   struct Row {};
-  __device__ Row row(const Index<D>&) const { return {}; }
-  __device__ typename Eq::template Update<Real> update(const Row&, long, long) const { return up; }
+  __device__ Row row(const Column&, const Index<D>&) const { return {}; }
+  __device__ typename Eq::template Update<Real> update(const Row&, long, long, int) const { return up; }
 };
 
 struct LaunchShape {
@@ -173,6 +244,7 @@ __device__ __forceinline__ void step_points(const Real* __restrict__ u, Real* __
   const long st = op.stride(S);
   long p = layout.offset(i);
   const bool whole = i[0] >= box.lo[0] && i[0] + V <= box.hi[0];
+  const auto column = op.column(i);  // what the thread's updates share along its sweep
 
   // Rows past last-1+R are outside what the stencil may read: never load them.
   Vec win[2 * R + 1 + P], previous[P + 1];
@@ -215,7 +287,7 @@ __device__ __forceinline__ void step_points(const Real* __restrict__ u, Real* __
     const Vec* rows_plus = sides.rows_plus;
     Index<D> row_index = i;  // this row's point: what its updates share along x
     row_index[S] = s;
-    const auto row = op.row(row_index);
+    const auto row = op.row(column, row_index);
     Vec result;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
@@ -239,7 +311,7 @@ __device__ __forceinline__ void step_points(const Real* __restrict__ u, Real* __
         }
         lap_value = op.add(a, lap_value, centre, minus, plus, p + v, at);
       }
-      const auto up = op.update(row, p + v, i[0] + v);
+      const auto up = op.update(row, p + v, i[0] + v, v);
       if constexpr (!reads_previous)
         result.v[v] = up.step(centre, centre, lap_value);
       else if constexpr (Start)
@@ -257,6 +329,10 @@ __device__ __forceinline__ void step_points(const Real* __restrict__ u, Real* __
 #pragma unroll
     for (int j = 0; j < 2 * R + P; ++j) win[j] = win[j + 1];
     if (s + R + P + 1 <= last - 1 + R) win[2 * R + P] = load_pack(u + p + (R + P + 1) * st);
+    if constexpr (constexpr int A = Op::l2_ahead; A > 0) {
+      if (s + R + P + 1 + A <= last - 1 + R) prefetch_l2(u + p + (R + P + 1 + A) * st);
+      if (reads_previous && s + P + 1 + A < last) prefetch_l2(out + p + (P + 1 + A) * st);
+    }
     if constexpr (reads_previous) {
 #pragma unroll
       for (int j = 0; j < P; ++j) previous[j] = previous[j + 1];

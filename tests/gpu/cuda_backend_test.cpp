@@ -21,9 +21,10 @@ namespace {
 
 // Same random data into both backends, many steps, every owned bit equal.
 template <int D, class Real>
-void check_bitwise(const char* eq, int radius, const std::string& grid, long steps, const std::string& extra = "") {
+void check_bitwise(const char* eq, int radius, const std::string& grid, long steps, const std::string& extra = "",
+                   const std::vector<std::string>& boundaries = test::boundary_sets) {
   const char* precision = std::is_same_v<Real, float> ? "float32" : "float64";
-  for (const std::string& bc : test::boundary_sets) {
+  for (const std::string& bc : boundaries) {
     const Problem p = test::gpu_case(eq, D, precision, radius, bc, grid, "{type: constant, value: 0}", extra);
     Decomposition decomposition(p, {}, radius, MPI_COMM_SELF);
     const LocalDomain<D> domain = decomposition.local_domain<D>();
@@ -125,6 +126,26 @@ TEST(GpuBitwise, MediaAndSources) {
       check_bitwise<3, float>(eq, r, "[19, 13, 11]", 20, media_yaml(eq, 3));
       check_bitwise<3, double>(eq, r, "[70, 37, 130]", 12, media_yaml(eq, 3));
     }
+}
+
+// Absorbing faces (the waves' damping profiles along x, y and z: the
+// one-step kernel's table of updates by classes, with c in layers along z as
+// in the seismic shot), a free surface and periodic axes beside them.
+TEST(GpuBitwise, AbsorbingFaces) {
+  const auto absorbing = [](int dims) -> std::vector<std::string> {
+    return {fmt::format("{{default: {{type: absorbing, width: 5}}, {}_high: {{type: neumann, value: 0.0}}}}",
+                        dims == 2 ? 'y' : 'z'),
+            "{default: periodic, x_low: {type: absorbing, width: 6}, x_high: {type: absorbing, width: 3}}",
+            "{default: periodic, y_low: {type: absorbing, width: 4}, y_high: {type: dirichlet, value: 0.5}}"};
+  };
+  const std::string layers = "material: {c: {type: layers, axis: z, interfaces: [0.5], values: [1, 0.6]}}\n";
+  for (int r : {1, 2, 3, 4}) {
+    check_bitwise<2, float>("wave", r, "[300, 257]", 25, "", absorbing(2));
+    check_bitwise<2, double>("damped_wave", r, "[37, 29]", 30, "", absorbing(2));
+    check_bitwise<3, float>("wave", r, "[70, 37, 130]", 12, layers, absorbing(3));
+    check_bitwise<3, double>("wave", r, "[37, 21, 26]", 20, layers, absorbing(3));
+    check_bitwise<3, float>("damped_wave", r, "[37, 21, 26]", 20, "", absorbing(3));
+  }
 }
 
 // Initial conditions computed on the device: random and constant bitwise;

@@ -1,10 +1,12 @@
 #pragma once
-// cuda-cluster: the point form's updates by axis classes (the waves' c and
-// gamma, absorbing profiles), for the kernels of both dimensions that take
-// them (the 3D pipeline and deep family: kernel_3d_forms.cuh; the 2D columns
-// family). Device code; the kernel objects make the table
-// (update_class_table.cuh).
-#include "kernels/cluster/common.cuh"
+// The point form's updates by axis classes (the waves' c and gamma,
+// absorbing profiles), for the kernels that take them: the one-step kernel's
+// ClassOp (step_kernel.cuh) and cuda-cluster's 3D pipeline and deep family
+// (kernel_3d_forms.cuh) and 2D columns family. Device code; the kernel
+// objects make the table (update_class_table.cuh).
+#include <cuda_runtime.h>
+
+#include "solver/media_views.hpp"
 
 namespace heatwave::cuda {
 
@@ -22,6 +24,12 @@ namespace heatwave::cuda {
 // 8x the others' cost and held their blocks' barriers (docs/performance.md).
 // An entry is padded to 16 bytes: the factors a step takes (the update's
 // first fields) come in one vector load.
+// An axis as the table maps it: the coordinates [lo, lo + n) that hold data
+// (a periodic axis: all its n points, from 0).
+struct ClassAxis {
+  int lo = 0, n = 0;
+  bool periodic = false;
+};
 template <class Update>
 struct alignas(16) UpdateEntry {
   Update update;

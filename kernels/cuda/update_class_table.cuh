@@ -1,11 +1,11 @@
 #pragma once
-// cuda-cluster, host side: the point form's table of updates by axis
-// classes (update_classes.cuh), made once for a kernel object.
+// Host side: the point form's table of updates by axis classes
+// (update_classes.cuh), made once for a kernel object.
 #include <algorithm>
 #include <array>
 #include <vector>
 
-#include "kernels/cluster/update_classes.cuh"
+#include "kernels/cuda/update_classes.cuh"
 #include "kernels/cuda/check.hpp"
 #include "solver/media.hpp"
 
@@ -22,15 +22,15 @@ template <int D, class Real, class Eq>
 class UpdateClassTable {
  public:
   using Update = typename Eq::template Update<Real>;
-  void make(const ClusterGeometry<D>& geo, const PointUpdates<D, Real, Eq>& point, int pad = 0) {
+  void make(const std::array<ClassAxis, D>& axes, const PointUpdates<D, Real, Eq>& point, int pad = 0) {
     constexpr int width = PointUpdates<D, Real, Eq>::contributions;
     constexpr long max_entries = 1L << 20;  // 32 MB of fp32 damped-wave updates
     for (const CoefficientView<Real>& view : point.k)
       if (view.field) return;
     std::array<std::vector<int>, D> cls, reps;  // each mapped coordinate's class; a point of each class
     for (int a = 0; a < D; ++a) {
-      const ClusterAxis& axis = geo.axis[a];
-      const int lo = axis.periodic ? 0 : axis.load_lo, n = (axis.periodic ? axis.n : axis.load_hi) - lo;
+      const ClassAxis& axis = axes[a];
+      const int lo = axis.lo, n = axis.n;
       DeviceBuffer<double> keys;
       keys.allocate(static_cast<std::size_t>(n) * width);
       axis_contributions<D, Real, Eq><<<(n + 255) / 256, 256>>>(keys.get(), point, a, lo, n);
