@@ -33,18 +33,24 @@ namespace heatwave::cuda {
 // And how many rows past the window's next load a thread brings into L2
 // ahead of use (l2_ahead: prefetch hints, which hold no register; 0: none).
 
-template <int D, int R, class Real, class Eq>
-struct UniformOp {
-  static constexpr int min_blocks = 0;
-  static constexpr int l2_ahead = 0;
+// The operator of the ops whose stencil is the Laplacian (UniformOp,
+// ClassOp, PointOp): its weights, in axis order.
+template <int D, int R, class Real>
+struct LaplacianTerms {
   LaplacianWeights<D, R, Real> lap;
-  typename Eq::template Update<Real> up;
   __device__ long stride(int a) const { return lap.stride[a]; }
   __device__ Real start(Real centre) const { return lap.start(centre); }
   __device__ Real add(int a, Real sum, Real, const Real (&minus)[R + 1], const Real (&plus)[R + 1], long,
                       const Index<D>&) const {
     return lap.add(a, sum, minus, plus);
   }
+};
+
+template <int D, int R, class Real, class Eq>
+struct UniformOp : LaplacianTerms<D, R, Real> {
+  static constexpr int min_blocks = 0;
+  static constexpr int l2_ahead = 0;
+  typename Eq::template Update<Real> up;
   struct Column {};
   __device__ Column column(const Index<D>&) const { return {}; }
   struct Row {};
@@ -53,20 +59,13 @@ struct UniformOp {
 };
 
 template <int D, int R, class Real, class Eq>
-struct PointOp {
+struct PointOp : LaplacianTerms<D, R, Real> {
   static constexpr int l2_ahead = 2;  // as ClassOp's (a file's c 512^3 fp32 r 1: 174.9 -> 188.1)
   // 3D: at most 85 registers a thread (88 free): the shot (3D wave, layers,
   // five absorbing faces) 143.7 -> 159.1 Gcells/s on the H100, layers alone
   // 174.8 -> 174.9 (4 blocks, 64 registers: 155.7).
   static constexpr int min_blocks = D == 3 ? 3 : 0;
-  LaplacianWeights<D, R, Real> lap;
   PointUpdates<D, Real, Eq> updates;
-  __device__ long stride(int a) const { return lap.stride[a]; }
-  __device__ Real start(Real centre) const { return lap.start(centre); }
-  __device__ Real add(int a, Real sum, Real, const Real (&minus)[R + 1], const Real (&plus)[R + 1], long,
-                      const Index<D>&) const {
-    return lap.add(a, sum, minus, plus);
-  }
   // A thread's pack keeps its x for every row it streams: where the whole
   // pack is calm (nothing varies along x there, most of a shot's points), its
   // V points share one update a row, built once (the same bits: their
@@ -98,7 +97,7 @@ struct PointOp {
 // points share their x class (all but those in an x absorbing layer) the
 // row loads its one entry.
 template <int D, int R, class Real, class Eq>
-struct ClassOp {
+struct ClassOp : LaplacianTerms<D, R, Real> {
   static constexpr int min_blocks = 0;
   // Rows brought into L2 ahead (H200, 3D wave fp32, against none: the shot
   // 801x801x401 r 1 206.7 -> 215.0 Gcells/s, r 4 100.7 -> 136.5; absorbing
@@ -107,14 +106,7 @@ struct ClassOp {
   static constexpr int l2_ahead = 2;
   static constexpr int V = Pack<Real>::width;
   using Update = typename Eq::template Update<Real>;
-  LaplacianWeights<D, R, Real> lap;
   UpdateClasses<Update> classes;  // its maps reach V points past the storage box along x (a pack's)
-  __device__ long stride(int a) const { return lap.stride[a]; }
-  __device__ Real start(Real centre) const { return lap.start(centre); }
-  __device__ Real add(int a, Real sum, Real, const Real (&minus)[R + 1], const Real (&plus)[R + 1], long,
-                      const Index<D>&) const {
-    return lap.add(a, sum, minus, plus);
-  }
   struct Column {
     int x[V];
     bool same;
