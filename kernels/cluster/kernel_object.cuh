@@ -95,8 +95,9 @@ class ClusterKernelBase : public ClusterKernel<D, Real> {
         R, [&]<int RR>() { std::get<RR - 1>(laps_) = LaplacianWeights<D, RR, Real>::make(problem.spacing, strides); });
     update_ = make_update<Eq, Real>(uniform_coefficients<Eq>(problem), problem.dt);  // the flux coefficient in the pairs
     problem_ = problem;
-    if constexpr (Eq::flux_coefficient != nullptr)  // (no flux table kernels in a wave's units)
-      if (flux_) with_radius(R, [&]<int RR>() { build_flux_table<RR>(); });
+    // No flux table kernels in a wave's units, nor past the radii a 3D unit's kernels take.
+    if constexpr (Eq::flux_coefficient != nullptr)
+      if (flux_) with_radius<D == 3 ? max_radius_3d : max_radius>(R, [&]<int RR>() { build_flux_table<RR>(); });
     return set_sources(media, reason);
   }
 
