@@ -17,7 +17,8 @@
 #                (HEATWAVE_CUDA_L2_AHEAD)
 #   handwritten  bench/handwritten_shot.cu (built here with nvcc) at r 1, 4
 #   profile      ncu (one launch after a skipped one): the heat fp32 r 1
-#                512^3 and the seismic shot on --backend cuda
+#                512^3 and the seismic shot on --backend cuda, and the
+#                other kernels of their steps (ghost fill, sources, gather)
 # The golden step reads HDF5 with h5py: carry .whl (scripts/gpu-env.sh).
 #   scripts/gpu-onestep.sh OUT_DIR
 set -uo pipefail
@@ -115,6 +116,11 @@ if [[ $steps == *profile* ]]; then
     ncu -i "$out/ncu-onestep-$name.ncu-rep" --page details >"$out/ncu-onestep-$name.txt" 2>&1
     grep -E "DRAM Throughput|Memory Throughput|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy|dram__bytes|thread_inst" \
       "$out/ncu-onestep-$name.txt" | head -12 | tee -a "$out/summary.txt"
+    # What else a step launches (the ghost fill, the sources, the receivers' gather), timed alone.
+    (cd $work && ncu --clock-control none --kernel-name regex:'ghost_kernel|source_kernel|gather_kernel' --launch-skip 2 \
+       --launch-count 6 --metrics gpu__time_duration.sum "$OLDPWD/build-gpu/heatwave" run $name.yaml --backend cuda \
+       --overwrite >"$out/ncu-onestep-$name-others.log" 2>&1) || status=1
+    grep -E "^  [a-z_]+.*\(|gpu__time_duration" "$out/ncu-onestep-$name-others.log" | head -12 | tee -a "$out/summary.txt"
   done
 fi
 stamp "done (status $status)"
