@@ -4,8 +4,8 @@
 // the config defines them (solver/media.hpp): a wave's update at each point
 // from the table of updates by axis classes where c and gamma come from
 // layers and absorbing profiles (ClassOp), built from its c and gamma where
-// one is a file's field (PointOp), the heat's flux form with K from alpha where it is used
-// (FluxOp). Then each source, in config order, adds f(t_n) q at the points it
+// one is a file's field (PointOp), the heat's flux form with K from alpha
+// where it is used (FluxOp). Then each source, in config order, adds f(t_n) q at the points it
 // touches (a launch over its points; a point source's are 2^D). The same
 // expressions as the host backend's, so the fields are bitwise the host's.
 // Only a coefficient or source read from a file is a field on the device.
@@ -15,7 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <array>
 #include <map>
 
 #include "kernels/cuda/check.hpp"

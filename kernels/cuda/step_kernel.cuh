@@ -58,12 +58,14 @@ struct UniformOp : LaplacianTerms<D, R, Real> {
   __device__ typename Eq::template Update<Real> update(const Row&, long, long, int) const { return up; }
 };
 
+// Runs where the media kernel makes no table by classes: a coefficient from
+// a file, or more classes than the table takes.
 template <int D, int R, class Real, class Eq>
 struct PointOp : LaplacianTerms<D, R, Real> {
   static constexpr int l2_ahead = 2;  // as ClassOp's (a file's c 512^3 fp32 r 1: 174.9 -> 188.1)
-  // 3D: at most 85 registers a thread (88 free): the shot (3D wave, layers,
-  // five absorbing faces) 143.7 -> 159.1 Gcells/s on the H100, layers alone
-  // 174.8 -> 174.9 (4 blocks, 64 registers: 155.7).
+  // 3D: at most 85 registers a thread (88 free), measured when the shot ran
+  // here (3D wave, layers, five absorbing faces: 143.7 -> 159.1 Gcells/s on
+  // the H100; layers alone 174.8 -> 174.9; 4 blocks, 64 registers: 155.7).
   static constexpr int min_blocks = D == 3 ? 3 : 0;
   PointUpdates<D, Real, Eq> updates;
   // A thread's pack keeps its x for every row it streams: where the whole
@@ -200,9 +202,6 @@ inline LaunchShape launch_shape(int levels) {
                 "HEATWAVE_CUDA_LAUNCH: at most 256 threads a block, chunk >= 1, prefetch 0, 2 or 4");
   return s;
 }
-
-// The built-in shape's prefetch (the only depth the media kernels are built for).
-constexpr int default_prefetch(int dims, int levels) { return dims == 3 && levels == 2 ? 2 : 0; }
 
 // One step over `box`. Each thread owns V = 16/sizeof(Real) consecutive x
 // points (one 16-byte access per row: enough bytes in flight to keep HBM busy)

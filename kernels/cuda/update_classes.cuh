@@ -10,6 +10,13 @@
 
 namespace heatwave::cuda {
 
+// An axis as the table maps it: the coordinates [lo, lo + n) that hold data
+// (a periodic axis: all its n points, from 0).
+struct ClassAxis {
+  int lo = 0, n = 0;
+  bool periodic = false;
+};
+
 // Form::point where no coefficient is read from a file: the update at a
 // point is a function of what each axis contributes there (a layer's value
 // along its axis, an absorbing profile's value), so points group into
@@ -24,12 +31,6 @@ namespace heatwave::cuda {
 // 8x the others' cost and held their blocks' barriers (docs/performance.md).
 // An entry is padded to 16 bytes: the factors a step takes (the update's
 // first fields) come in one vector load.
-// An axis as the table maps it: the coordinates [lo, lo + n) that hold data
-// (a periodic axis: all its n points, from 0).
-struct ClassAxis {
-  int lo = 0, n = 0;
-  bool periodic = false;
-};
 template <class Update>
 struct alignas(16) UpdateEntry {
   Update update;
