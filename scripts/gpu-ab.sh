@@ -32,7 +32,6 @@ order=${HEATWAVE_AB_ORDER:-before after after before}
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
-stamp() { log "$* ($(date +%T), $((SECONDS / 60)) min $((SECONDS % 60)) s into this call)"; }
 after_binary=$PWD/build-gpu/heatwave
 binary() { [[ $1 == before ]] && echo /tmp/before/build/heatwave || echo "$after_binary"; }
 

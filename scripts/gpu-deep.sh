@@ -19,7 +19,6 @@ steps=${HEATWAVE_DEEP_STEPS:-build tests bench ebisu sanitize profile golden cte
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
-stamp() { log "$* ($(date +%T), $((SECONDS / 60)) min $((SECONDS % 60)) s into this call)"; }
 
 if [[ $steps == *build* ]]; then
   stamp "build"

@@ -2,6 +2,8 @@
 # gpu-pipeline.sh, gpu-profile.sh): `log` into $out/summary.txt, mpirun as root, nvcc, the
 # Python wheels carried in .whl (h5py for the golden hashes), the card's name.
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
+# `log` with the time and how far into the call it is.
+stamp() { log "$* ($(date +%T), $((SECONDS / 60)) min $((SECONDS % 60)) s into this call)"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 if compgen -G ".whl/*.whl" >/dev/null; then

@@ -13,8 +13,7 @@
 #   shapes       HEATWAVE_ONESTEP_SHAPES_BENCH (default the first bench file)
 #                at each setting of HEATWAVE_ONESTEP_SHAPES: "launch=bx,by,
 #                chunk,prefetch" (HEATWAVE_CUDA_LAUNCH), "planes=chunk" or
-#                "planes=off" (HEATWAVE_CUDA_PLANES), "l2=rows"
-#                (HEATWAVE_CUDA_L2_AHEAD)
+#                "planes=off" (HEATWAVE_CUDA_PLANES)
 #   handwritten  bench/handwritten_shot.cu (built here with nvcc) at r 1, 4
 #   profile      ncu (one launch after a skipped one): the heat fp32 r 1
 #                512^3 and the seismic shot on --backend cuda, and the
@@ -29,7 +28,6 @@ benches=${HEATWAVE_ONESTEP_BENCHES:-bench/onestep-3d.yaml}
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
-stamp() { log "$* ($(date +%T), $((SECONDS / 60)) min $((SECONDS % 60)) s into this call)"; }
 rows() {  # JSON LABEL -> one line a case
   python3 - "$1" "$2" <<'PY' | tee -a "$out/summary.txt"
 import json, sys
@@ -86,7 +84,6 @@ if [[ $steps == *shapes* ]]; then
       case $shape in
         launch=*) export HEATWAVE_CUDA_LAUNCH=${shape#launch=} ;;
         planes=*) export HEATWAVE_CUDA_PLANES=${shape#planes=} ;;
-        l2=*) export HEATWAVE_CUDA_L2_AHEAD=${shape#l2=} ;;
       esac
       bench_run build-gpu "$file" "${shape//[=,]/-}"
     ) || status=1
