@@ -84,7 +84,7 @@ boundary: {default: periodic, y_low: dirichlet, y_high: neumann}
 initial: {type: random, seed: 3}
 YAML
   for tool in memcheck racecheck synccheck; do
-    for c in heat:deep,64,32,7 wave:deep,32,32,6; do
+    for c in heat:deep,64,32,8 wave:deep,32,32,6; do
       name=${c%%:*} plan=${c#*:}
       stamp "compute-sanitizer $tool $name $plan"
       if (cd $work && HEATWAVE_CLUSTER_PLAN=$plan compute-sanitizer --tool $tool --error-exitcode 99 \
@@ -118,7 +118,7 @@ if [[ $steps == *profile* ]]; then
       ncu -i "$out/ncu-$name.ncu-rep" --page source --csv >"$out/ncu-$name-sass.csv" 2>&1
   }
   stamp "ncu: deep kernel, heat fp32 512^3"
-  (cd $work && HEATWAVE_CLUSTER_PLAN=deep,64,32,7 profile deep deep_kernel \
+  (cd $work && HEATWAVE_CLUSTER_PLAN=deep,64,32,8 profile deep deep_kernel \
      "$OLDPWD/build-gpu/heatwave" run heat.yaml --backend cuda-cluster --overwrite)
   find build-gpu -name 'deep_3d_float_Heat_r1.cu.o' -exec cuobjdump -sass {} \; >"$out/deep-kernels.sass" 2>&1
   if [[ -x /tmp/ebisu-build/3d7pt_ebisu.exe ]]; then
@@ -128,7 +128,7 @@ if [[ $steps == *profile* ]]; then
   fi
   python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
 import re, sys, os
-for name, levels in (("deep", 7), ("ebisu", 8)):
+for name, levels in (("deep", 8), ("ebisu", 8)):
     path = os.path.join(sys.argv[1], f"ncu-{name}.txt")
     if not os.path.exists(path): continue
     text = open(path).read().replace(",", "")

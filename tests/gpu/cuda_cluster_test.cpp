@@ -264,9 +264,9 @@ TEST(GpuCluster, FallsBackWithAReason) {
     expect_fallback<3, double>("1,1,8,8,8,3,1", 4, "[19, 13, 11]", "k from 1 to 2 for radius 4");
   // Deep plans: their shape and k, an axis shorter than a tile, a last tile of fewer than r own points.
   if (build::cluster_3d_deep) {
-    expect_fallback<3, float>("deep,64,32,9", 1, "[130, 70, 11]", "take tiles of 64x32 and k 7 (or 1)");
+    expect_fallback<3, float>("deep,64,32,9", 1, "[130, 70, 11]", "take tiles of 64x32 and k 8 (or 1)");
     expect_fallback<3, double>("deep,64,32,8", 1, "[70, 40, 11]", "take tiles of 32x32");
-    expect_fallback<3, float>("deep,64,32,7", 1, "[60, 40, 11]", "needs at least 64 points along x");
+    expect_fallback<3, float>("deep,64,32,8", 1, "[60, 40, 11]", "needs at least 64 points along x");
     expect_fallback<3, float>("deep,64,32,4", 2, "[129, 40, 11]", "and a last tile of r or more");
   }
   // Columns plans: their k, threads and the halo they keep.
