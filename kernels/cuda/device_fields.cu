@@ -13,18 +13,24 @@ namespace heatwave::cuda {
 
 namespace {
 
-// The ghosts of every physical face (blockIdx.y) of one or two fields
-// (blockIdx.z), as the axis-by-axis fills leave them (GhostFaces::ghost).
+// The ghosts of every physical face of one or two fields (blockIdx.y: the
+// face, then the field), as the axis-by-axis fills leave them
+// (GhostFaces::ghost). A thread a point of a face box, x fastest (whole rows
+// of the y and z faces; the layers of a row side by side on the x faces:
+// the fewest sectors a warp), found by 32-bit divisions (a 64-bit one costs
+// tens of instructions).
 template <int D, class Real>
 __global__ void ghost_kernel(Real* first, Real* second, const Layout<D> layout, const GhostFaces<D> faces) {
-  const int f = blockIdx.y;
-  if (f >= faces.count) return;
-  Real* u = blockIdx.z == 0 ? first : second;
+  const int f = blockIdx.y % faces.count;
+  Real* u = blockIdx.y < faces.count ? first : second;
   const Box<D> box = faces.box[f];
-  const long n = box.size();
-  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n;
-       k += static_cast<long>(gridDim.x) * blockDim.x) {
-    const Index<D> i = box_point(box, k);
+  const unsigned e0 = static_cast<unsigned>(box.extent(0)), e1 = static_cast<unsigned>(box.extent(1));
+  const unsigned n = static_cast<unsigned>(box.size());
+  for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+    Index<D> i;
+    i[0] = box.lo[0] + k % e0;
+    if constexpr (D == 2) i[1] = box.lo[1] + k / e0;
+    if constexpr (D == 3) i[1] = box.lo[1] + k / e0 % e1, i[2] = box.lo[2] + k / e0 / e1;
     Real value;
     if (faces.ghost(
             f, i, [&](const Index<D>& src) { return u[layout.offset(src)]; }, value))
@@ -170,7 +176,12 @@ void DeviceFields<D, Real>::fill_ghosts(Real* field, Real* also, cudaStream_t st
   if (!stream) stream = stream_;
   const GhostFaces<D> faces(domain_, problem_.radius, window);
   if (faces.count == 0) return;
-  const dim3 grid(grid_for(faces.largest(), 256), faces.count, also ? 2 : 1);
+  long largest = 0;
+  for (int f = 0; f < faces.count; ++f) largest = std::max(largest, faces.box[f].size());
+  if (largest > std::numeric_limits<int>::max())  // the kernel counts a face's points in 32 bits
+    throw Error(ExitCode::invalid_value, "a ghost face of " + std::to_string(largest) +
+                                             " points: the GPU backends fill at most 2^31 - 1 a face");
+  const dim3 grid(grid_for(largest, 256), faces.count * (also ? 2 : 1));
   ghost_kernel<D, Real><<<grid, 256, 0, stream>>>(field, also, domain_.layout, faces);
   HW_CUDA(cudaGetLastError());
 }

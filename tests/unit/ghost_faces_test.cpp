@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 #include <random>
 #include <vector>
 
@@ -26,6 +28,18 @@ LocalDomain<D> domain(const Index<D>& owned, int halo) {
   LocalDomain<D> d;
   d.layout.owned = owned, d.layout.halo = halo, d.global = owned;
   return d;
+}
+
+// Every face's rule in axis then side order, as (type, value), each with
+// its axis's points (an exchanged face's rule is set and never read).
+template <int D>
+void set_faces(LocalDomain<D>& d, std::initializer_list<std::pair<BoundaryType, double>> rules) {
+  int k = 0;
+  for (const auto& [type, value] : rules) {
+    const int a = k / 2, side = k % 2;
+    d.face[a][side] = rule(type, value, d.layout.owned[a], side);
+    ++k;
+  }
 }
 
 template <int D>
@@ -128,16 +142,49 @@ TEST(UnitGhostFaces, ExchangedFacesAndAWindow) {
   EXPECT_EQ((differing<2, double>(d, 2, &window)), 0);
 
   LocalDomain<3> e = domain<3>({13, 11, 9}, 2);
-  e.face[0][0] = rule(BoundaryType::neumann, 0.7, 13, 0);
-  e.face[0][1] = rule(BoundaryType::dirichlet, 0.2, 13, 1);
-  e.face[1][0] = rule(BoundaryType::dirichlet, -0.1, 11, 0);
-  e.face[1][1] = rule(BoundaryType::neumann, 0.9, 11, 1);
-  e.face[2][1] = rule(BoundaryType::dirichlet, 1.0, 9, 1);
+  set_faces(e, {{BoundaryType::neumann, 0.7},
+                {BoundaryType::dirichlet, 0.2},
+                {BoundaryType::dirichlet, -0.1},
+                {BoundaryType::neumann, 0.9},
+                {BoundaryType::dirichlet, 0.0},  // exchanged
+                {BoundaryType::dirichlet, 1.0}});
   e.exchanged[2][0] = true;
   Box<3> inner = e.layout.storage_box();
   inner.lo[2] = 2;
   EXPECT_EQ((differing<3, float>(e, 2, &inner)), 0);
   EXPECT_EQ((differing<3, float>(e, 2)), 0);
+}
+
+// Where a face's rule alone makes its ghosts (GhostFaces::alone: the walk
+// over every face skipped): all of a face but the edges it shares with the
+// faces of other axes, here at the fewest points an axis with both faces
+// may have (2r + 1: z of 5 at radius 2, Dirichlet both sides, whose low
+// ghost -2 reads point 2, one short of the high face's layer). Shorter, a
+// source would be held by the opposite face and no point is alone (z of 3:
+// the low ghost -2 reads the high Dirichlet face point).
+TEST(UnitGhostFaces, EachFaceAloneButItsEdges) {
+  LocalDomain<3> d = domain<3>({13, 6, 5}, 2);
+  set_faces(d, {{BoundaryType::neumann, 0.7},
+                {BoundaryType::dirichlet, 0.2},
+                {BoundaryType::neumann, -0.1},
+                {BoundaryType::neumann, 0.9},
+                {BoundaryType::dirichlet, 1.0},
+                {BoundaryType::dirichlet, -1.0}});
+  const GhostFaces<3> faces(d, 2);
+  ASSERT_EQ(faces.count, 6);
+  EXPECT_EQ(faces.alone[0].lo, (Index<3>{-2, 0, 1}));  // clear of the y faces' layers and the z faces' points
+  EXPECT_EQ(faces.alone[0].hi, (Index<3>{0, 6, 4}));
+  EXPECT_EQ(faces.alone[4].lo, (Index<3>{0, 0, -2}));  // z low: its ghosts and its face point
+  EXPECT_EQ(faces.alone[4].hi, (Index<3>{12, 6, 1}));
+  EXPECT_EQ((differing<3, double>(d, 2)), 0);
+  EXPECT_EQ((differing<3, float>(d, 2)), 0);
+
+  LocalDomain<3> e = d;
+  e.layout.owned[2] = 3, e.face[2][0].n = 3, e.face[2][1].n = 3;
+  const GhostFaces<3> short_z(e, 2);
+  EXPECT_TRUE(short_z.alone[4].empty());
+  EXPECT_TRUE(short_z.alone[5].empty());
+  EXPECT_FALSE(short_z.alone[0].empty());
 }
 
 }  // namespace
