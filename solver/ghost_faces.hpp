@@ -62,6 +62,11 @@ struct GhostFaces {
       }
     }
   }
+  long largest() const {
+    long n = 0;
+    for (int f = 0; f < count; ++f) n = std::max(n, box[f].size());
+    return n;
+  }
   // Coordinate a of point i, and i with it set to v. Selects over a
   // constant-trip loop, never i[a] with a runtime a: a GPU thread indexing
   // an array at run time keeps it in local memory (48 bytes of stack a

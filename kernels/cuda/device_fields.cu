@@ -176,8 +176,7 @@ void DeviceFields<D, Real>::fill_ghosts(Real* field, Real* also, cudaStream_t st
   if (!stream) stream = stream_;
   const GhostFaces<D> faces(domain_, problem_.radius, window);
   if (faces.count == 0) return;
-  long largest = 0;
-  for (int f = 0; f < faces.count; ++f) largest = std::max(largest, faces.box[f].size());
+  const long largest = faces.largest();
   if (largest > std::numeric_limits<int>::max())  // the kernel counts a face's points in 32 bits
     throw Error(ExitCode::invalid_value, "a ghost face of " + std::to_string(largest) +
                                              " points: the GPU backends fill at most 2^31 - 1 a face");
