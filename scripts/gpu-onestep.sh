@@ -13,7 +13,8 @@
 #   shapes       HEATWAVE_ONESTEP_SHAPES_BENCH (default the first bench file)
 #                at each setting of HEATWAVE_ONESTEP_SHAPES: "launch=bx,by,
 #                chunk,prefetch" (HEATWAVE_CUDA_LAUNCH), "planes=chunk" or
-#                "planes=off" (HEATWAVE_CUDA_PLANES)
+#                "planes=off" (HEATWAVE_CUDA_PLANES), "fill=threads,blocks"
+#                (HEATWAVE_CUDA_FILL: the ghost fill's launch)
 #   handwritten  bench/handwritten_shot.cu (built here with nvcc) at r 1, 4
 #   profile      ncu (one launch after a skipped one): the heat fp32 r 1
 #                512^3 and the seismic shot on --backend cuda, and the
@@ -84,6 +85,7 @@ if [[ $steps == *shapes* ]]; then
       case $shape in
         launch=*) export HEATWAVE_CUDA_LAUNCH=${shape#launch=} ;;
         planes=*) export HEATWAVE_CUDA_PLANES=${shape#planes=} ;;
+        fill=*) export HEATWAVE_CUDA_FILL=${shape#fill=} ;;
       esac
       bench_run build-gpu "$file" "${shape//[=,]/-}"
     ) || status=1

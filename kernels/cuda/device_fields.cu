@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -126,6 +129,28 @@ __global__ void __launch_bounds__(stats_threads)
   }
 }
 
+// The fill's launch: threads a block, and blocks a face (0: a thread a
+// point of the largest face). HEATWAVE_CUDA_FILL="threads,blocks"
+// overrides it for experiments (docs/performance.md, the fill's launch).
+struct FillShape {
+  int threads = 256, blocks = 0;
+};
+
+FillShape fill_shape() {
+  static const FillShape shape = [] {
+    FillShape s;
+    if (const char* env = std::getenv("HEATWAVE_CUDA_FILL")) {
+      if (std::sscanf(env, "%d,%d", &s.threads, &s.blocks) != 2 || s.threads < 32 || s.threads > 1024 ||
+          s.threads % 32 != 0 || s.blocks < 0)
+        throw Error(ExitCode::invalid_value, std::string("HEATWAVE_CUDA_FILL=") + env +
+                                                 ": threads,blocks with threads a multiple of 32 up to 1024 and "
+                                                 "blocks >= 0 (0: a thread a point)");
+    }
+    return s;
+  }();
+  return shape;
+}
+
 }  // namespace
 
 template <int D, class Real>
@@ -180,8 +205,11 @@ void DeviceFields<D, Real>::fill_ghosts(Real* field, Real* also, cudaStream_t st
   if (largest > std::numeric_limits<int>::max())  // the kernel counts a face's points in 32 bits
     throw Error(ExitCode::invalid_value, "a ghost face of " + std::to_string(largest) +
                                              " points: the GPU backends fill at most 2^31 - 1 a face");
-  const dim3 grid(grid_for(largest, 256), faces.count * (also ? 2 : 1));
-  ghost_kernel<D, Real><<<grid, 256, 0, stream>>>(field, also, domain_.layout, faces);
+  const FillShape shape = fill_shape();
+  const int blocks = shape.blocks > 0 ? std::min(shape.blocks, grid_for(largest, shape.threads))
+                                      : grid_for(largest, shape.threads);
+  const dim3 grid(blocks, faces.count * (also ? 2 : 1));
+  ghost_kernel<D, Real><<<grid, shape.threads, 0, stream>>>(field, also, domain_.layout, faces);
   HW_CUDA(cudaGetLastError());
 }
 
