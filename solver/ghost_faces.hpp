@@ -62,9 +62,10 @@ struct GhostFaces {
       }
     }
   }
-  long largest() const {
+  // The most points of faces [from, to).
+  long largest(int from, int to) const {
     long n = 0;
-    for (int f = 0; f < count; ++f) n = std::max(n, box[f].size());
+    for (int f = from; f < to; ++f) n = std::max(n, box[f].size());
     return n;
   }
   // Coordinate a of point i, and i with it set to v. Selects over a

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/dispatch.hpp"
@@ -21,8 +21,8 @@ namespace {
 // (GhostFaces::ghost). A thread a point of a face box, x fastest (whole rows
 // of the y and z faces; the layers of a row side by side on the x faces:
 // the fewest sectors a warp), found by 32-bit divisions (a 64-bit one costs
-// tens of instructions).
-// Faces [from, to) of `faces` only (the rest are another launch's).
+// tens of instructions). Only faces [from, to) of `faces`: the rest are
+// another launch's.
 template <int D, class Real>
 __global__ void ghost_kernel(Real* first, Real* second, const Layout<D> layout, const GhostFaces<D> faces,
                              const int from, const int to) {
@@ -219,7 +219,7 @@ void DeviceFields<D, Real>::fill_faces(Real* field, Real* also, cudaStream_t str
     if (faces.axis[f] < axis_hi) to = f + 1;
   }
   if (to <= from) return;
-  const long largest = faces.largest();
+  const long largest = faces.largest(from, to);
   if (largest > std::numeric_limits<int>::max())  // the kernel counts a face's points in 32 bits
     throw Error(ExitCode::invalid_value, "a ghost face of " + std::to_string(largest) +
                                              " points: the GPU backends fill at most 2^31 - 1 a face");

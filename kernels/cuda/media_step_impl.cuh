@@ -125,8 +125,7 @@ class MediaStepKernel final : public StepKernel<D, Real> {
               int chunk) const override {
     if (box.empty()) return;
     const bool start = Eq::levels == 2 && step == 0;
-    LaunchShape shape = shape_;
-    if (chunk > 0) shape.chunk = chunk, shape.plane_chunk = std::max(chunk, 8);
+    const LaunchShape shape = shape_.with_chunk(chunk);
     if (plain_) {
       plain_->launch(u, u_next, box, step, stream, chunk);
     } else {

@@ -25,8 +25,7 @@ class StepKernel {
   // u^{n-1}, or v0 on step 0, for an equation second order in time) into
   // u_next, queued on `stream`.
   // `chunk`: rows a thread streams, 0: the kernel's own; 1 for thin boxes,
-  // whose few threads would each stream long (the plane-staged kernel marches
-  // at least 8 planes a block: each block loads 2R + 2 planes more).
+  // whose few threads would each stream long (LaunchShape::with_chunk).
   virtual void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream,
                       int chunk = 0) const = 0;
   // The wave energy's kinetic weight where c varies (views of device memory; 1 elsewhere).

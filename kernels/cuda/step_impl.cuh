@@ -12,8 +12,6 @@
 #pragma once
 #include "kernels/cuda/step.cuh"
 
-#include <algorithm>
-
 #include "kernels/cuda/media_step.cuh"
 #include "kernels/cuda/plane_step.cuh"
 #include "kernels/cuda/step_kernel.cuh"
@@ -42,8 +40,7 @@ class StepKernelOf final : public StepKernel<D, Real> {
   void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream,
               int chunk) const override {
     if (box.empty()) return;
-    LaunchShape shape = shape_;
-    if (chunk > 0) shape.chunk = chunk, shape.plane_chunk = std::max(chunk, 8);
+    const LaunchShape shape = shape_.with_chunk(chunk);
     with_radius(problem_.radius, [&]<int R>() {
       const UniformOp<D, R, Real, Eq> op{LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides()),
                                          update_};
