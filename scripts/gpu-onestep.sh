@@ -6,8 +6,6 @@
 #                `git archive` into .carry/old), build-old (heatwave only)
 #   tests        GpuBitwise.* (the cuda backend bitwise the host's) and the
 #                golden final-field hashes on cuda and cuda-cluster
-#   overlap      the same on cuda with HEATWAVE_CUDA_OVERLAP=fill (the
-#                inner part of each step beside the fill)
 #   bench        each file of HEATWAVE_ONESTEP_BENCHES (default
 #                bench/onestep-3d.yaml), build-old's rows first where it
 #                was built (the A/B of two commits in one call), then this
@@ -15,9 +13,7 @@
 #   shapes       HEATWAVE_ONESTEP_SHAPES_BENCH (default the first bench file)
 #                at each setting of HEATWAVE_ONESTEP_SHAPES: "launch=bx,by,
 #                chunk,prefetch" (HEATWAVE_CUDA_LAUNCH), "planes=chunk" or
-#                "planes=off" (HEATWAVE_CUDA_PLANES), "fill=threads,blocks"
-#                (HEATWAVE_CUDA_FILL: the ghost fill's launch), "overlap=fill"
-#                (HEATWAVE_CUDA_OVERLAP)
+#                "planes=off" (HEATWAVE_CUDA_PLANES)
 #   handwritten  bench/handwritten_shot.cu (built here with nvcc) at r 1, 4
 #   profile      ncu (one launch after a skipped one): the heat fp32 r 1
 #                512^3 and the seismic shot on --backend cuda, and the
@@ -70,15 +66,6 @@ if [[ $steps == *tests* ]]; then
     tail -3 "$out/golden-$backend.log" | tee -a "$out/summary.txt"
   done
 fi
-if [[ $steps == *overlap* ]]; then
-  stamp "GpuBitwise.* and the golden hashes on cuda, HEATWAVE_CUDA_OVERLAP=fill"
-  HEATWAVE_CUDA_OVERLAP=fill build-gpu/tests/heatwave_gpu_tests --gtest_filter='GpuBitwise.*' \
-    >"$out/gpu-tests-overlap.log" 2>&1 || status=1
-  grep -E "^\[  (PASSED|FAILED) |FAILED  \]|differ" "$out/gpu-tests-overlap.log" | head -20 | tee -a "$out/summary.txt"
-  HEATWAVE_CUDA_OVERLAP=fill python3 tests/golden/golden.py check build-gpu/heatwave --backend cuda --mpiexec mpirun \
-    >"$out/golden-cuda-overlap.log" 2>&1 || status=1
-  tail -3 "$out/golden-cuda-overlap.log" | tee -a "$out/summary.txt"
-fi
 if [[ $steps == *bench* ]]; then
   for file in $benches; do
     if [[ -x build-old/heatwave ]]; then
@@ -97,8 +84,6 @@ if [[ $steps == *shapes* ]]; then
       case $shape in
         launch=*) export HEATWAVE_CUDA_LAUNCH=${shape#launch=} ;;
         planes=*) export HEATWAVE_CUDA_PLANES=${shape#planes=} ;;
-        fill=*) export HEATWAVE_CUDA_FILL=${shape#fill=} ;;
-        overlap=*) export HEATWAVE_CUDA_OVERLAP=${shape#overlap=} ;;
       esac
       bench_run build-gpu "$file" "${shape//[=,]/-}"
     ) || status=1

@@ -62,10 +62,10 @@ struct GhostFaces {
       }
     }
   }
-  // The most points of faces [from, to).
-  long largest(int from, int to) const {
+  // The most points of a face.
+  long largest() const {
     long n = 0;
-    for (int f = from; f < to; ++f) n = std::max(n, box[f].size());
+    for (int f = 0; f < count; ++f) n = std::max(n, box[f].size());
     return n;
   }
   // Coordinate a of point i, and i with it set to v. Selects over a

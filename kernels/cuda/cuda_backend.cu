@@ -2,10 +2,7 @@
 // the step's update box; the rest is GpuBackend's.
 #include "kernels/cuda/cuda_backend.hpp"
 
-#include <cstdlib>
-#include <string>
 #include <utility>
-#include <vector>
 
 #include "kernels/cuda/gpu_backend.cuh"
 #include "solver/box_difference.hpp"
@@ -17,18 +14,12 @@ namespace {
 template <int D, class Real>
 class CudaBackend final : public GpuBackend<D, Real> {
   using GpuBackend<D, Real>::fields_, GpuBackend<D, Real>::problem_, GpuBackend<D, Real>::step_,
-      GpuBackend<D, Real>::step_kernel_, GpuBackend<D, Real>::inner_stream_, GpuBackend<D, Real>::inner_done_,
-      GpuBackend<D, Real>::inner_ready_;
+      GpuBackend<D, Real>::step_kernel_, GpuBackend<D, Real>::inner_stream_, GpuBackend<D, Real>::inner_done_;
 
  public:
-  CudaBackend(const Problem& problem, const LocalDomain<D>& domain) : GpuBackend<D, Real>(problem, domain) {
-    const char* env = std::getenv("HEATWAVE_CUDA_OVERLAP");
-    overlap_fill_ = env && std::string(env) == "fill";
-    for (int a = 0; a < D; ++a) overlap_fill_ = overlap_fill_ && !domain.exchanged[a][0] && !domain.exchanged[a][1];
-  }
+  using GpuBackend<D, Real>::GpuBackend;
   BackendKind kind() const override { return BackendKind::cuda; }
   void advance(int k) override {
-    if (overlap_fill_) return advance_beside_fill(k);
     for (int m = 0; m < k; ++m) {
       this->update(fields_.domain().update_box(problem_.radius, k - 1 - m));
       this->finish_step();
@@ -77,36 +68,6 @@ class CudaBackend final : public GpuBackend<D, Real> {
   }
 
  private:
-  // An experiment (HEATWAVE_CUDA_OVERLAP=fill, where no face is exchanged):
-  // each step's inner part, the points that read no y or z ghost, runs on
-  // the inner stream beside the fill of those faces (the fill's second
-  // launch: docs/performance.md has why its launches, not its points, are
-  // the ones to hide); the x faces' fill comes first (the inner part reads them),
-  // and the y and z rims after the fill, in chunks of a row. The inner part
-  // reads the level only at points no face writes, and writes the other
-  // buffer, which the fill and the rims of the step before are done with
-  // (inner_ready_): every point is computed alike, bitwise the same.
-  void advance_beside_fill(int k) {
-    const Box<D> box = fields_.domain().update_box(problem_.radius, 0);
-    Box<D> inner = box;
-    for (int a = 1; a < D; ++a) inner.lo[a] += problem_.radius, inner.hi[a] -= problem_.radius;
-    const std::vector<Box<D>> rims = box_difference(box, inner);
-    HW_CUDA(cudaEventRecord(inner_ready_, fields_.stream()));
-    for (int m = 0; m < k; ++m) {
-      HW_CUDA(cudaStreamWaitEvent(inner_stream_.get(), inner_ready_, 0));
-      step_kernel_->launch(fields_.u.get(), fields_.u_next.get(), inner, step_, inner_stream_.get());
-      HW_CUDA(cudaEventRecord(inner_done_, inner_stream_.get()));
-      for (const Box<D>& rim : rims)
-        step_kernel_->launch(fields_.u.get(), fields_.u_next.get(), rim, step_, fields_.stream(), 1);
-      HW_CUDA(cudaStreamWaitEvent(fields_.stream(), inner_done_, 0));
-      std::swap(fields_.u, fields_.u_next);
-      fields_.fill_ghosts_axes(fields_.u.get(), 0, 1);
-      HW_CUDA(cudaEventRecord(inner_ready_, fields_.stream()));
-      fields_.fill_ghosts_axes(fields_.u.get(), 1, D);
-      ++step_;
-    }
-  }
-
   // Level j of the chunk (0: u^n as it starts).
   Real* level(int j) { return j % 2 == 0 ? fields_.u.get() : fields_.u_next.get(); }
   // Step j's inner points: its update box at least H + (j-1)r from every exchanged face.
@@ -122,7 +83,6 @@ class CudaBackend final : public GpuBackend<D, Real> {
   }
 
   int chunk_ = 0;  // the split chunk's steps
-  bool overlap_fill_ = false;
 };
 
 }  // namespace

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -21,13 +19,11 @@ namespace {
 // (GhostFaces::ghost). A thread a point of a face box, x fastest (whole rows
 // of the y and z faces; the layers of a row side by side on the x faces:
 // the fewest sectors a warp), found by 32-bit divisions (a 64-bit one costs
-// tens of instructions). Only faces [from, to) of `faces`: the rest are
-// another launch's.
+// tens of instructions).
 template <int D, class Real>
-__global__ void ghost_kernel(Real* first, Real* second, const Layout<D> layout, const GhostFaces<D> faces,
-                             const int from, const int to) {
-  const int f = from + static_cast<int>(blockIdx.y) % (to - from);
-  Real* u = static_cast<int>(blockIdx.y) < to - from ? first : second;
+__global__ void ghost_kernel(Real* first, Real* second, const Layout<D> layout, const GhostFaces<D> faces) {
+  const int f = blockIdx.y % faces.count;
+  Real* u = blockIdx.y < faces.count ? first : second;
   const Box<D> box = faces.box[f];
   const unsigned e0 = static_cast<unsigned>(box.extent(0)), e1 = static_cast<unsigned>(box.extent(1));
   const unsigned n = static_cast<unsigned>(box.size());
@@ -131,28 +127,6 @@ __global__ void __launch_bounds__(stats_threads)
   }
 }
 
-// The fill's launch: threads a block, and blocks a face (0: a thread a
-// point of the largest face). HEATWAVE_CUDA_FILL="threads,blocks"
-// overrides it for experiments (docs/performance.md, the fill's launch).
-struct FillShape {
-  int threads = 256, blocks = 0;
-};
-
-FillShape fill_shape() {
-  static const FillShape shape = [] {
-    FillShape s;
-    if (const char* env = std::getenv("HEATWAVE_CUDA_FILL")) {
-      if (std::sscanf(env, "%d,%d", &s.threads, &s.blocks) != 2 || s.threads < 32 || s.threads > 1024 ||
-          s.threads % 32 != 0 || s.blocks < 0)
-        throw Error(ExitCode::invalid_value, std::string("HEATWAVE_CUDA_FILL=") + env +
-                                                 ": threads,blocks with threads a multiple of 32 up to 1024 and "
-                                                 "blocks >= 0 (0: a thread a point)");
-    }
-    return s;
-  }();
-  return shape;
-}
-
 }  // namespace
 
 template <int D, class Real>
@@ -200,34 +174,15 @@ void DeviceFields<D, Real>::fill_ghosts(Real* field, cudaStream_t stream, const 
 
 template <int D, class Real>
 void DeviceFields<D, Real>::fill_ghosts(Real* field, Real* also, cudaStream_t stream, const Box<D>* window) {
-  fill_faces(field, also, stream, window, 0, D);
-}
-
-template <int D, class Real>
-void DeviceFields<D, Real>::fill_ghosts_axes(Real* field, int axis_lo, int axis_hi) {
-  fill_faces(field, nullptr, stream_, nullptr, axis_lo, axis_hi);
-}
-
-template <int D, class Real>
-void DeviceFields<D, Real>::fill_faces(Real* field, Real* also, cudaStream_t stream, const Box<D>* window,
-                                       int axis_lo, int axis_hi) {
   if (!stream) stream = stream_;
   const GhostFaces<D> faces(domain_, problem_.radius, window);
-  int from = 0, to = 0;  // the faces of those axes: a run of the list, which is in axis order
-  for (int f = 0; f < faces.count; ++f) {
-    if (faces.axis[f] < axis_lo) from = f + 1;
-    if (faces.axis[f] < axis_hi) to = f + 1;
-  }
-  if (to <= from) return;
-  const long largest = faces.largest(from, to);
+  if (faces.count == 0) return;
+  const long largest = faces.largest();
   if (largest > std::numeric_limits<int>::max())  // the kernel counts a face's points in 32 bits
     throw Error(ExitCode::invalid_value, "a ghost face of " + std::to_string(largest) +
                                              " points: the GPU backends fill at most 2^31 - 1 a face");
-  const FillShape shape = fill_shape();
-  const int blocks = shape.blocks > 0 ? std::min(shape.blocks, grid_for(largest, shape.threads))
-                                      : grid_for(largest, shape.threads);
-  const dim3 grid(blocks, (to - from) * (also ? 2 : 1));
-  ghost_kernel<D, Real><<<grid, shape.threads, 0, stream>>>(field, also, domain_.layout, faces, from, to);
+  const dim3 grid(grid_for(largest, 256), faces.count * (also ? 2 : 1));
+  ghost_kernel<D, Real><<<grid, 256, 0, stream>>>(field, also, domain_.layout, faces);
   HW_CUDA(cudaGetLastError());
 }
 

@@ -39,10 +39,6 @@ class DeviceFields {
   // field other work on `stream` leaves alone).
   void fill_ghosts(Real* field, cudaStream_t stream = nullptr, const Box<D>* window = nullptr);
   void fill_ghosts(Real* field, Real* also, cudaStream_t stream = nullptr, const Box<D>* window = nullptr);
-  // Only the faces along axes [axis_lo, axis_hi), on stream(): the x faces'
-  // launch and the others' make the whole fill, in that order (a face's
-  // points that an earlier face holds are that face's to write).
-  void fill_ghosts_axes(Real* field, int axis_lo, int axis_hi);
   // The owned box of a field to or from host memory; waits for the copy.
   void read(const Real* field, Real* host);
   void write(Real* field, const Real* host);
@@ -66,7 +62,6 @@ class DeviceFields {
   DeviceBuffer<Real> u, u_next;
 
  private:
-  void fill_faces(Real* field, Real* also, cudaStream_t stream, const Box<D>* window, int axis_lo, int axis_hi);
   template <int R>
   LocalStats stats_radius(const Real* u, const Real* u_prev, bool energy, double c2,
                           const KineticWeight<Real>& kinetic_weight);

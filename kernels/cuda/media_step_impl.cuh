@@ -121,25 +121,23 @@ class MediaStepKernel final : public StepKernel<D, Real> {
     if (listed_) source_terms_ = media.sources;
   }
 
-  void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream,
-              int chunk) const override {
+  void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const override {
     if (box.empty()) return;
     const bool start = Eq::levels == 2 && step == 0;
-    const LaunchShape shape = shape_.with_chunk(chunk);
     if (plain_) {
-      plain_->launch(u, u_next, box, step, stream, chunk);
+      plain_->launch(u, u_next, box, step, stream);
     } else {
       with_radius(problem_.radius, [&]<int R>() {
         if constexpr (Eq::flux_coefficient != nullptr) {
           const FluxOp<D, R, Real, Eq> op{pairs<R>(), updates_.uniform};
-          launch_step<D, R, Real, Eq, 0>(op, shape, u, u_next, box, start, layout_, stream);
+          launch_step<D, R, Real, Eq, 0>(op, shape_, u, u_next, box, start, layout_, stream);
         } else {
           const auto lap = LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides());
           if (classes_.view().at)
-            launch_step<D, R, Real, Eq, 0>(ClassOp<D, R, Real, Eq>{lap, classes_.view()}, shape, u, u_next, box,
+            launch_step<D, R, Real, Eq, 0>(ClassOp<D, R, Real, Eq>{lap, classes_.view()}, shape_, u, u_next, box,
                                            start, layout_, stream);
           else
-            launch_step<D, R, Real, Eq, 0>(PointOp<D, R, Real, Eq>{lap, updates_}, shape, u, u_next, box, start,
+            launch_step<D, R, Real, Eq, 0>(PointOp<D, R, Real, Eq>{lap, updates_}, shape_, u, u_next, box, start,
                                            layout_, stream);
         }
       });

@@ -24,10 +24,7 @@ class StepKernel {
   // Step `step` (from u^step to u^{step+1}) over `box`: from u (and u_next's
   // u^{n-1}, or v0 on step 0, for an equation second order in time) into
   // u_next, queued on `stream`.
-  // `chunk`: rows a thread streams, 0: the kernel's own; 1 for thin boxes,
-  // whose few threads would each stream long (LaunchShape::with_chunk).
-  virtual void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream,
-                      int chunk = 0) const = 0;
+  virtual void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const = 0;
   // The wave energy's kinetic weight where c varies (views of device memory; 1 elsewhere).
   virtual KineticWeight<Real> kinetic_weight() const { return {}; }
   // The flux coefficient's pair coefficients as dense fields, where it varies

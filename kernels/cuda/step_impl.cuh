@@ -37,17 +37,15 @@ class StepKernelOf final : public StepKernel<D, Real> {
         shape_(launch_shape<D>(Eq::levels)),
         update_(make_update<Eq, Real>(problem.coefficients, problem.dt)) {}
 
-  void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream,
-              int chunk) const override {
+  void launch(const Real* u, Real* u_next, const Box<D>& box, long step, cudaStream_t stream) const override {
     if (box.empty()) return;
-    const LaunchShape shape = shape_.with_chunk(chunk);
     with_radius(problem_.radius, [&]<int R>() {
       const UniformOp<D, R, Real, Eq> op{LaplacianWeights<D, R, Real>::make(problem_.spacing, layout_.strides()),
                                          update_};
       if constexpr (D == 3 && R >= plane_step_radius<Real>) {
-        if (shape.planes) return launch_plane_step<R, Real, Eq>(op, shape, u, u_next, box, step == 0, layout_, stream);
+        if (shape_.planes) return launch_plane_step<R, Real, Eq>(op, shape_, u, u_next, box, step == 0, layout_, stream);
       }
-      launch_step<D, R, Real, Eq, 0, 2, 4>(op, shape, u, u_next, box, step == 0, layout_, stream);
+      launch_step<D, R, Real, Eq, 0, 2, 4>(op, shape_, u, u_next, box, step == 0, layout_, stream);
     });
   }
 

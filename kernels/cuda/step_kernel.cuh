@@ -12,7 +12,6 @@
 // CUDA-only: include from .cu files.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -172,14 +171,6 @@ struct LaunchShape {
   int prefetch;                 // rows loaded ahead of use: 0, 2 or 4
   bool planes = false;          // 3D: the plane-staged kernel where it is built (plane_step.cuh) ...
   int plane_chunk = 64;         // ... marching this many planes a block
-
-  // The shape with StepKernel::launch's `chunk` (0: this one): rows a
-  // thread, and at least 8 planes a block (each block loads 2R + 2 more).
-  LaunchShape with_chunk(int rows) const {
-    LaunchShape s = *this;
-    if (rows > 0) s.chunk = rows, s.plane_chunk = std::max(rows, 8);
-    return s;
-  }
 };
 
 // The launch shape per case, from the H100 sweep in docs/performance.md: 32
