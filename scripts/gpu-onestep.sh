@@ -6,6 +6,7 @@
 #                `git archive` into .carry/old), build-old (heatwave only)
 #   tests        GpuBitwise.* (the cuda backend bitwise the host's) and the
 #                golden final-field hashes on cuda and cuda-cluster
+#   pdl          the same with HEATWAVE_CUDA_PDL=on (the hashes on cuda-cluster too)
 #   bench        each file of HEATWAVE_ONESTEP_BENCHES (default
 #                bench/onestep-3d.yaml), build-old's rows first where it
 #                was built (the A/B of two commits in one call), then this
@@ -13,7 +14,8 @@
 #   shapes       HEATWAVE_ONESTEP_SHAPES_BENCH (default the first bench file)
 #                at each setting of HEATWAVE_ONESTEP_SHAPES: "launch=bx,by,
 #                chunk,prefetch" (HEATWAVE_CUDA_LAUNCH), "planes=chunk" or
-#                "planes=off" (HEATWAVE_CUDA_PLANES)
+#                "planes=off" (HEATWAVE_CUDA_PLANES), "pdl=on" or "pdl=off"
+#                (HEATWAVE_CUDA_PDL: programmatic dependent launches)
 #   handwritten  bench/handwritten_shot.cu (built here with nvcc) at r 1, 4
 #   profile      ncu (one launch after a skipped one): the heat fp32 r 1
 #                512^3 and the seismic shot on --backend cuda, and the
@@ -66,6 +68,17 @@ if [[ $steps == *tests* ]]; then
     tail -3 "$out/golden-$backend.log" | tee -a "$out/summary.txt"
   done
 fi
+if [[ $steps == *pdl* ]]; then
+  stamp "GpuBitwise.* and the golden hashes on cuda, HEATWAVE_CUDA_PDL=on"
+  HEATWAVE_CUDA_PDL=on build-gpu/tests/heatwave_gpu_tests --gtest_filter='GpuBitwise.*' \
+    >"$out/gpu-tests-pdl.log" 2>&1 || status=1
+  grep -E "^\[  (PASSED|FAILED) |FAILED  \]|differ" "$out/gpu-tests-pdl.log" | head -20 | tee -a "$out/summary.txt"
+  for backend in cuda cuda-cluster; do
+    HEATWAVE_CUDA_PDL=on python3 tests/golden/golden.py check build-gpu/heatwave --backend $backend --mpiexec mpirun \
+      >"$out/golden-$backend-pdl.log" 2>&1 || status=1
+    tail -3 "$out/golden-$backend-pdl.log" | tee -a "$out/summary.txt"
+  done
+fi
 if [[ $steps == *bench* ]]; then
   for file in $benches; do
     if [[ -x build-old/heatwave ]]; then
@@ -84,6 +97,7 @@ if [[ $steps == *shapes* ]]; then
       case $shape in
         launch=*) export HEATWAVE_CUDA_LAUNCH=${shape#launch=} ;;
         planes=*) export HEATWAVE_CUDA_PLANES=${shape#planes=} ;;
+        pdl=*) export HEATWAVE_CUDA_PDL=${shape#pdl=} ;;
       esac
       bench_run build-gpu "$file" "${shape//[=,]/-}"
     ) || status=1

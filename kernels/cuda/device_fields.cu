@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/dispatch.hpp"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "solver/ghost_faces.hpp"
 #include "solver/stencil.hpp"
 
@@ -22,6 +23,7 @@ namespace {
 // tens of instructions).
 template <int D, class Real>
 __global__ void ghost_kernel(Real* first, Real* second, const Layout<D> layout, const GhostFaces<D> faces) {
+  follow_previous_kernel();
   const int f = blockIdx.y % faces.count;
   Real* u = blockIdx.y < faces.count ? first : second;
   const Box<D> box = faces.box[f];
@@ -182,8 +184,7 @@ void DeviceFields<D, Real>::fill_ghosts(Real* field, Real* also, cudaStream_t st
     throw Error(ExitCode::invalid_value, "a ghost face of " + std::to_string(largest) +
                                              " points: the GPU backends fill at most 2^31 - 1 a face");
   const dim3 grid(grid_for(largest, 256), faces.count * (also ? 2 : 1));
-  ghost_kernel<D, Real><<<grid, 256, 0, stream>>>(field, also, domain_.layout, faces);
-  HW_CUDA(cudaGetLastError());
+  launch_after_previous(ghost_kernel<D, Real>, grid, dim3(256), stream, field, also, domain_.layout, faces);
 }
 
 // Through a device staging buffer and one contiguous copy to or from the host.

@@ -19,6 +19,7 @@
 #include "core/dispatch.hpp"
 #include "io/errors.hpp"
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/pack.cuh"
 #include "kernels/cuda/update_classes.cuh"
 #include "solver/media.hpp"
@@ -336,12 +337,14 @@ template <int D, int R, int P, class Real, class Eq, bool Start, class Op>
 __global__ void __launch_bounds__(256)
     step_kernel(const Real* __restrict__ u, Real* __restrict__ out, const Op op, const Box<D> box,
                 const Layout<D> layout, const int chunk) {
+  follow_previous_kernel();
   step_points<D, R, P, Real, Eq, Start>(u, out, op, box, layout, chunk);
 }
 template <int D, int R, int P, class Real, class Eq, bool Start, class Op>
 __global__ void __launch_bounds__(256, Op::min_blocks)
     step_kernel_bounded(const Real* __restrict__ u, Real* __restrict__ out, const Op op, const Box<D> box,
                         const Layout<D> layout, const int chunk) {
+  follow_previous_kernel();
   step_points<D, R, P, Real, Eq, Start>(u, out, op, box, layout, chunk);
 }
 
@@ -364,10 +367,11 @@ void launch_step(const Op& op, const LaunchShape& shape, const Real* u, Real* u_
     launched = true;
     auto run = [&]<bool Start>() {
       if constexpr (Op::min_blocks == 0)
-        step_kernel<D, R, P, Real, Eq, Start, Op><<<grid, block, 0, stream>>>(u, u_next, op, box, layout, shape.chunk);
+        launch_after_previous(step_kernel<D, R, P, Real, Eq, Start, Op>, grid, block, stream, u, u_next, op, box, layout,
+                              shape.chunk);
       else
-        step_kernel_bounded<D, R, P, Real, Eq, Start, Op>
-            <<<grid, block, 0, stream>>>(u, u_next, op, box, layout, shape.chunk);
+        launch_after_previous(step_kernel_bounded<D, R, P, Real, Eq, Start, Op>, grid, block, stream, u, u_next, op, box,
+                              layout, shape.chunk);
     };
     if constexpr (Eq::levels == 2)
       with_bool(start, run);
