@@ -9,7 +9,13 @@
 # rows) and the seismic shot run as a user (shot: scripts/gpu-shot.sh).
 # Steps by HEATWAVE_DEEP_STEPS (default: build tests bench ebisu sanitize
 # profile golden ctest); HEATWAVE_DEEP_TARGETS and HEATWAVE_DEEP_BENCH
-# replace the build's targets and the bench file.
+# replace the build's targets and the bench file. An A/B of two versions of
+# the family's sources in one call: HEATWAVE_DEEP_OLD=DIR holds the
+# baseline's files at the tree's paths (git show REV:PATH, e.g. in
+# .carry/old); the build step first builds heatwave with them in place
+# (build-gpu/heatwave-old: ninja rebuilds what they touch), then the tree's,
+# and step `ab` benches HEATWAVE_DEEP_AB_BENCH (default bench/deep-ab.yaml)
+# with old, new, new, old.
 # The golden step reads HDF5 with h5py: carry .whl (scripts/gpu-env.sh).
 #   scripts/gpu-deep.sh OUT_DIR
 set -uo pipefail
@@ -20,6 +26,16 @@ mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
 
+if [[ $steps == *build* && -n ${HEATWAVE_DEEP_OLD:-} ]]; then
+  stamp "build: heatwave with the baseline's files of $HEATWAVE_DEEP_OLD"
+  files=$(cd "$HEATWAVE_DEEP_OLD" && find . -type f | sed 's|^\./||')
+  mkdir -p /tmp/deep-new && for f in $files; do mkdir -p "/tmp/deep-new/$(dirname "$f")" && cp "$f" "/tmp/deep-new/$f" &&
+    cp "$HEATWAVE_DEEP_OLD/$f" "$f"; done
+  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON &&
+      cmake --build build-gpu -j "$(nproc)" --target heatwave && cp build-gpu/heatwave build-gpu/heatwave-old; } \
+    >"$out/build-old.log" 2>&1 || { tail -20 "$out/build-old.log"; log "BASELINE BUILD FAILED"; status=1; }
+  for f in $files; do cp "/tmp/deep-new/$f" "$f"; done
+fi
 if [[ $steps == *build* ]]; then
   stamp "build"
   { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON &&
@@ -44,6 +60,30 @@ import json, sys
 for c in json.load(open(sys.argv[1]))["cases"]:
     print(f"{c['backend']:13} {c['equation']:5} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid'])):13}"
           f" {c['cells_per_second'] / 1e9:7.1f} Gcells/s  {c.get('cluster_plan') or ''}")
+PY
+fi
+if [[ $steps == *ab* && -x build-gpu/heatwave-old ]]; then
+  file=${HEATWAVE_DEEP_AB_BENCH:-bench/deep-ab.yaml}
+  n=0
+  for build in old new new old; do
+    n=$((n + 1))
+    binary=build-gpu/heatwave && [[ $build == old ]] && binary=build-gpu/heatwave-old
+    stamp "$file, $build ($n)"
+    $binary bench "$file" --json "$out/ab-$n-$build.json" >"$out/ab-$n-$build.log" 2>&1 || status=1
+  done
+  python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
+import json, sys, os, statistics
+rows = {}
+for n, build in enumerate(("old", "new", "new", "old"), 1):
+    path = os.path.join(sys.argv[1], f"ab-{n}-{build}.json")
+    if not os.path.exists(path): continue
+    for c in json.load(open(path))["cases"]:
+        key = f"{c['equation']:5} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid'])):13} {c.get('cluster_plan') or ''}"
+        rows.setdefault(key, {}).setdefault(build, []).append(c["cells_per_second"] / 1e9)
+for key, r in rows.items():
+    old, new = r.get("old", []), r.get("new", [])
+    ratio = statistics.mean(new) / statistics.mean(old) if old and new else float("nan")
+    print(f"{key}  old {' '.join(f'{v:6.1f}' for v in old)}  new {' '.join(f'{v:6.1f}' for v in new)}  new/old {ratio:.3f}")
 PY
 fi
 if [[ $steps == *media* ]]; then
