@@ -56,28 +56,27 @@ if [[ $steps == *build* ]]; then
       { tail -20 "$out/build-old.log"; log "BASELINE BUILD FAILED"; status=1; }
   fi
 fi
-if [[ $steps == *tests* ]]; then
-  stamp "GpuBitwise.*"
-  build-gpu/tests/heatwave_gpu_tests --gtest_filter='GpuBitwise.*' >"$out/gpu-tests.log" 2>&1 || status=1
-  grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED  \]|OK \]|differ" "$out/gpu-tests.log" | head -30 |
+# GpuBitwise.* and the golden hashes on cuda and cuda-cluster, logs named
+# with SUFFIX (run with an experiment's variable set: the same checks).
+correctness() {  # SUFFIX
+  stamp "GpuBitwise.*${1:+ ($1)}"
+  build-gpu/tests/heatwave_gpu_tests --gtest_filter='GpuBitwise.*' >"$out/gpu-tests$1.log" 2>&1 || status=1
+  grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED  \]|OK \]|differ" "$out/gpu-tests$1.log" | head -30 |
     tee -a "$out/summary.txt"
   for backend in cuda cuda-cluster; do
-    stamp "golden hashes, $backend"
+    stamp "golden hashes, $backend${1:+ ($1)}"
     python3 tests/golden/golden.py check build-gpu/heatwave --backend $backend --mpiexec mpirun \
-      >"$out/golden-$backend.log" 2>&1 || status=1
-    tail -3 "$out/golden-$backend.log" | tee -a "$out/summary.txt"
+      >"$out/golden-$backend$1.log" 2>&1 || status=1
+    tail -3 "$out/golden-$backend$1.log" | tee -a "$out/summary.txt"
   done
+}
+if [[ $steps == *tests* ]]; then
+  correctness ""
 fi
 if [[ $steps == *pdl* ]]; then
-  stamp "GpuBitwise.* and the golden hashes on cuda, HEATWAVE_CUDA_PDL=on"
-  HEATWAVE_CUDA_PDL=on build-gpu/tests/heatwave_gpu_tests --gtest_filter='GpuBitwise.*' \
-    >"$out/gpu-tests-pdl.log" 2>&1 || status=1
-  grep -E "^\[  (PASSED|FAILED) |FAILED  \]|differ" "$out/gpu-tests-pdl.log" | head -20 | tee -a "$out/summary.txt"
-  for backend in cuda cuda-cluster; do
-    HEATWAVE_CUDA_PDL=on python3 tests/golden/golden.py check build-gpu/heatwave --backend $backend --mpiexec mpirun \
-      >"$out/golden-$backend-pdl.log" 2>&1 || status=1
-    tail -3 "$out/golden-$backend-pdl.log" | tee -a "$out/summary.txt"
-  done
+  export HEATWAVE_CUDA_PDL=on
+  correctness -pdl
+  unset HEATWAVE_CUDA_PDL
 fi
 if [[ $steps == *bench* ]]; then
   for file in $benches; do
