@@ -8,9 +8,10 @@
 #                golden final-field hashes on cuda and cuda-cluster
 #   pdl          the same with HEATWAVE_CUDA_PDL=on (the hashes on cuda-cluster too)
 #   bench        each file of HEATWAVE_ONESTEP_BENCHES (default
-#                bench/onestep-3d.yaml), build-old's rows first where it
-#                was built (the A/B of two commits in one call), then this
-#                build's at the built-in launch shape
+#                bench/onestep-3d.yaml; a file named twice runs twice),
+#                build-old's rows first where it was built (the A/B of two
+#                commits in one call), then this build's at the built-in
+#                launch shape
 #   shapes       HEATWAVE_ONESTEP_SHAPES_BENCH (default the first bench file)
 #                at each setting of HEATWAVE_ONESTEP_SHAPES: "launch=bx,by,
 #                chunk,prefetch" (HEATWAVE_CUDA_LAUNCH), "planes=chunk" or
@@ -79,13 +80,15 @@ if [[ $steps == *pdl* ]]; then
   unset HEATWAVE_CUDA_PDL
 fi
 if [[ $steps == *bench* ]]; then
+  round=0  # a file named twice runs twice: rounds 1, 2, ... in the file names
   for file in $benches; do
+    round=$((round + 1))
     if [[ -x build-old/heatwave ]]; then
       stamp "$file, build-old"
-      bench_run build-old "$file" baseline
+      bench_run build-old "$file" baseline-$round
     fi
     stamp "$file"
-    bench_run build-gpu "$file" default
+    bench_run build-gpu "$file" default-$round
   done
 fi
 if [[ $steps == *shapes* ]]; then

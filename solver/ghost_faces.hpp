@@ -29,6 +29,9 @@ struct GhostFaces {
   // lands in the opposite face's layers). It spares most points the walk
   // over every face.
   Box<D> alone[2 * max_dims]{};
+  // The points of face f's box the fill writes: all of them, or, after
+  // only_step_reads(), those the next step reads.
+  Box<D> written[2 * max_dims]{};
 
   GhostFaces(const LocalDomain<D>& domain, int radius, const Box<D>* window = nullptr) {
     for (int a = 0; a < D; ++a)
@@ -38,7 +41,7 @@ struct GhostFaces {
         for (int o = 0; o < D && window; ++o)
           if (o != a) b.lo[o] = std::max(b.lo[o], window->lo[o]), b.hi[o] = std::min(b.hi[o], window->hi[o]);
         if (b.empty()) continue;
-        axis[count] = a, box[count] = b, rule[count] = domain.face[a][side];
+        axis[count] = a, box[count] = b, written[count] = b, rule[count] = domain.face[a][side];
         ++count;
       }
     for (int f = 0; f < count; ++f) {
@@ -62,10 +65,36 @@ struct GhostFaces {
       }
     }
   }
-  // The most points of a face.
+  // Between two steps, only the ghosts the next step reads (the cuda
+  // backend's fill a step). Its star stencil of `radius` over the update box
+  // reads no ghost that is out of range along a second axis (edges and
+  // corners: along a physical side, past the update box), and past a
+  // Dirichlet face neither the face point (g in both fields: no step writes
+  // it) nor the farthest layer (only the face point reads it). Values are
+  // unchanged: ghost() still walks the whole boxes. At radius 1 a Dirichlet
+  // face has nothing left to fill.
+  void only_step_reads(const LocalDomain<D>& domain, int radius) {
+    const Box<D> update = domain.update_box(radius, 0);
+    for (int f = 0; f < count; ++f) {
+      const int a = axis[f];
+      Box<D> w = box[f];
+      for (int o = 0; o < D; ++o) {
+        if (o == a) continue;
+        if (!domain.exchanged[o][0]) w.lo[o] = std::max(w.lo[o], update.lo[o]);
+        if (!domain.exchanged[o][1]) w.hi[o] = std::min(w.hi[o], update.hi[o]);
+      }
+      if (rule[f].side == 0)
+        w.lo[a] = std::max(w.lo[a], update.lo[a] - radius), w.hi[a] = std::min(w.hi[a], 0L);
+      else
+        w.lo[a] = std::max(w.lo[a], domain.layout.owned[a]), w.hi[a] = std::min(w.hi[a], update.hi[a] + radius);
+      if (w.empty()) w.hi = w.lo;
+      written[f] = w;
+    }
+  }
+  // The most points a face writes.
   long largest() const {
     long n = 0;
-    for (int f = 0; f < count; ++f) n = std::max(n, box[f].size());
+    for (int f = 0; f < count; ++f) n = std::max(n, written[f].size());
     return n;
   }
   // Coordinate a of point i, and i with it set to v. Selects over a

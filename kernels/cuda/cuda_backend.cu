@@ -3,6 +3,7 @@
 #include "kernels/cuda/cuda_backend.hpp"
 
 #include <utility>
+#include <vector>
 
 #include "kernels/cuda/gpu_backend.cuh"
 #include "solver/box_difference.hpp"
@@ -17,7 +18,10 @@ class CudaBackend final : public GpuBackend<D, Real> {
       GpuBackend<D, Real>::step_kernel_, GpuBackend<D, Real>::inner_stream_, GpuBackend<D, Real>::inner_done_;
 
  public:
-  using GpuBackend<D, Real>::GpuBackend;
+  // Every step is the one-step kernel: its fills need only what it reads.
+  CudaBackend(const Problem& problem, const LocalDomain<D>& domain) : GpuBackend<D, Real>(problem, domain) {
+    this->step_reads_only_ = true;
+  }
   BackendKind kind() const override { return BackendKind::cuda; }
   void advance(int k) override {
     for (int m = 0; m < k; ++m) {
@@ -40,6 +44,8 @@ class CudaBackend final : public GpuBackend<D, Real> {
   bool splits_chunks() const override { return true; }
   void advance_inner(int k) override {
     chunk_ = k;
+    ghosts_.clear();
+    for (int j = 1; j <= k; ++j) ghosts_.push_back(this->ghosts_of_new_level());
     this->begin_inner();
     for (int j = 1; j <= k; ++j) {
       const Box<D> inner = inner_box(j);
@@ -52,7 +58,7 @@ class CudaBackend final : public GpuBackend<D, Real> {
         if (fields_.domain().exchanged[a][0]) window.lo[a] = inner.lo[a];
         if (fields_.domain().exchanged[a][1]) window.hi[a] = inner.hi[a];
       }
-      fields_.fill_ghosts(level(j), inner_stream_.get(), &window);
+      fields_.fill_ghosts(level(j), inner_stream_.get(), &window, ghosts_[j - 1]);
     }
     this->end_inner();
   }
@@ -61,7 +67,7 @@ class CudaBackend final : public GpuBackend<D, Real> {
     for (int j = 1; j <= chunk_; ++j) {
       for (const Box<D>& rim : box_difference(fields_.domain().update_box(problem_.radius, chunk_ - j), inner_box(j)))
         step_kernel_->launch(level(j - 1), level(j), rim, step_ + j - 1, fields_.stream());
-      fields_.fill_ghosts(level(j));
+      fields_.fill_ghosts(level(j), nullptr, nullptr, ghosts_[j - 1]);
     }
     if (chunk_ % 2) std::swap(fields_.u, fields_.u_next);
     step_ += chunk_;
@@ -83,6 +89,7 @@ class CudaBackend final : public GpuBackend<D, Real> {
   }
 
   int chunk_ = 0;  // the split chunk's steps
+  std::vector<typename GpuBackend<D, Real>::Ghosts> ghosts_;  // the ghosts each of its levels gets
 };
 
 }  // namespace

@@ -17,7 +17,7 @@ namespace {
 
 // The ghosts of every physical face of one or two fields (blockIdx.y: the
 // face, then the field), as the axis-by-axis fills leave them
-// (GhostFaces::ghost). A thread a point of a face box, x fastest (whole rows
+// (GhostFaces::ghost). A thread a point of a face's written box, x fastest (whole rows
 // of the y and z faces; the layers of a row side by side on the x faces:
 // the fewest sectors a warp), found by 32-bit divisions (a 64-bit one costs
 // tens of instructions).
@@ -26,7 +26,7 @@ __global__ void ghost_kernel(Real* first, Real* second, const Layout<D> layout, 
   follow_previous_kernel();
   const int f = blockIdx.y % faces.count;
   Real* u = blockIdx.y < faces.count ? first : second;
-  const Box<D> box = faces.box[f];
+  const Box<D> box = faces.written[f];
   const unsigned e0 = static_cast<unsigned>(box.extent(0)), e1 = static_cast<unsigned>(box.extent(1));
   const unsigned n = static_cast<unsigned>(box.size());
   for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
@@ -170,16 +170,18 @@ void DeviceFields<D, Real>::set_initial(Real* field, const InitialSpec& spec) {
 }
 
 template <int D, class Real>
-void DeviceFields<D, Real>::fill_ghosts(Real* field, cudaStream_t stream, const Box<D>* window) {
-  fill_ghosts(field, nullptr, stream, window);
+void DeviceFields<D, Real>::fill_ghosts(Real* field, cudaStream_t stream, const Box<D>* window, Ghosts which) {
+  fill_ghosts(field, nullptr, stream, window, which);
 }
 
 template <int D, class Real>
-void DeviceFields<D, Real>::fill_ghosts(Real* field, Real* also, cudaStream_t stream, const Box<D>* window) {
+void DeviceFields<D, Real>::fill_ghosts(Real* field, Real* also, cudaStream_t stream, const Box<D>* window,
+                                        Ghosts which) {
   if (!stream) stream = stream_;
-  const GhostFaces<D> faces(domain_, problem_.radius, window);
-  if (faces.count == 0) return;
+  GhostFaces<D> faces(domain_, problem_.radius, window);
+  if (which == Ghosts::step_reads) faces.only_step_reads(domain_, problem_.radius);
   const long largest = faces.largest();
+  if (largest == 0) return;
   if (largest > std::numeric_limits<int>::max())  // the kernel counts a face's points in 32 bits
     throw Error(ExitCode::invalid_value, "a ghost face of " + std::to_string(largest) +
                                              " points: the GPU backends fill at most 2^31 - 1 a face");

@@ -36,9 +36,14 @@ class DeviceFields {
   // in one launch (`also`: of a second field too; a launch a face cost a
   // short chunk more than its stencil: docs/performance.md). With a
   // `window`, only ghosts within it along the other axes (a part of the
-  // field other work on `stream` leaves alone).
-  void fill_ghosts(Real* field, cudaStream_t stream = nullptr, const Box<D>* window = nullptr);
-  void fill_ghosts(Real* field, Real* also, cudaStream_t stream = nullptr, const Box<D>* window = nullptr);
+  // field other work on `stream` leaves alone). Ghosts::step_reads: only
+  // those the next step reads (GhostFaces::only_step_reads; both fields must
+  // hold g at their Dirichlet face points).
+  enum class Ghosts { all, step_reads };
+  void fill_ghosts(Real* field, cudaStream_t stream = nullptr, const Box<D>* window = nullptr,
+                   Ghosts which = Ghosts::all);
+  void fill_ghosts(Real* field, Real* also, cudaStream_t stream = nullptr, const Box<D>* window = nullptr,
+                   Ghosts which = Ghosts::all);
   // The owned box of a field to or from host memory; waits for the copy.
   void read(const Real* field, Real* host);
   void write(Real* field, const Real* host);

@@ -80,6 +80,7 @@ void GpuBackend<D, Real>::initialize() {
   }
   fields_.synchronize();
   step_ = 0;
+  full_fills_ = 1;
 }
 
 template <int D, class Real>
@@ -90,7 +91,7 @@ void GpuBackend<D, Real>::update(const Box<D>& region) {
 template <int D, class Real>
 void GpuBackend<D, Real>::finish_step() {
   std::swap(fields_.u, fields_.u_next);
-  fields_.fill_ghosts(fields_.u.get());
+  fields_.fill_ghosts(fields_.u.get(), nullptr, nullptr, ghosts_of_new_level());
   ++step_;
 }
 
@@ -98,6 +99,7 @@ template <int D, class Real>
 void GpuBackend<D, Real>::write(Level level, const Real* owned) {
   fields_.write(field(level), owned);
   if (level == Level::current) fields_.fill_ghosts(fields_.u.get());
+  full_fills_ = 1;
   fields_.synchronize();
 }
 

@@ -105,6 +105,18 @@ class GpuBackend : public Backend<D, Real> {
     HW_CUDA(cudaEventRecord(inner_done_, inner_stream_.get()));
   }
 
+  // The ghosts a step's new level gets. Where every step of the backend is
+  // the one-step kernel (step_reads_only_), only those the next step reads,
+  // once both fields hold g at their Dirichlet face points. No step writes
+  // them: the current level has g there from its fill at initialize() or
+  // write(), the other may hold anything (u^{n-1} written, v0), so the first
+  // new level after either is filled whole.
+  using Ghosts = typename DeviceFields<D, Real>::Ghosts;
+  Ghosts ghosts_of_new_level() {
+    if (full_fills_ > 0) return --full_fills_, Ghosts::all;
+    return step_reads_only_ ? Ghosts::step_reads : Ghosts::all;
+  }
+
   Problem problem_;
   EquationInfo equation_;
   DeviceFields<D, Real> fields_;
@@ -114,6 +126,8 @@ class GpuBackend : public Backend<D, Real> {
   Stream inner_stream_;
   Event inner_ready_, inner_done_;
   EventSpans inner_spans_{inner_stream_.get()};
+  bool step_reads_only_ = false;
+  int full_fills_ = 1;  // new levels left to fill whole (ghosts_of_new_level)
 };
 
 }  // namespace heatwave::cuda

@@ -187,5 +187,73 @@ TEST(UnitGhostFaces, EachFaceAloneButItsEdges) {
   EXPECT_FALSE(short_z.alone[0].empty());
 }
 
+// Between steps the cuda backend fills only the ghosts the next step reads
+// (GhostFaces::only_step_reads): every point a star stencil of the radius
+// reads from the update box that lies in a face's box, but for the
+// Dirichlet face points (g in both fields). Without exchanged sides,
+// exactly those, each once; with them, at least those.
+template <int D>
+void check_step_reads(const LocalDomain<D>& d, int radius) {
+  const Layout<D>& layout = d.layout;
+  GhostFaces<D> faces(d, radius);
+  std::vector<int> in_box(layout.storage_size(), 0), read(layout.storage_size(), 0);
+  for (int f = 0; f < faces.count; ++f)
+    for_each<D>(faces.box[f], [&](const Index<D>& i) { in_box[layout.offset(i)] = 1; });
+  const Box<D> owned = layout.owned_box();
+  for_each<D>(d.update_box(radius, 0), [&](const Index<D>& i) {
+    for (int a = 0; a < D; ++a)
+      for (int m = -radius; m <= radius; ++m) {
+        Index<D> j = i;
+        j[a] += m;
+        const bool face_point = GhostFaces<D>::holds(owned, j);  // owned and in a face's box: a Dirichlet face point
+        if (in_box[layout.offset(j)] && !face_point) read[layout.offset(j)] = 1;
+      }
+  });
+  faces.only_step_reads(d, radius);
+  std::vector<int> writes(layout.storage_size(), 0);
+  for (int f = 0; f < faces.count; ++f)
+    for_each<D>(faces.written[f], [&](const Index<D>& i) {
+      EXPECT_TRUE(GhostFaces<D>::holds(faces.box[f], i)) << "face " << f << " writes past its box";
+      ++writes[layout.offset(i)];
+    });
+  bool exchanged = false;
+  for (int a = 0; a < D; ++a) exchanged = exchanged || d.exchanged[a][0] || d.exchanged[a][1];
+  long missed = 0, extra = 0, twice = 0;
+  for (std::size_t p = 0; p < read.size(); ++p)
+    missed += read[p] && !writes[p], extra += !read[p] && writes[p], twice += writes[p] > 1;
+  EXPECT_EQ(missed, 0) << "radius " << radius << ": ghosts the step reads, left unfilled";
+  EXPECT_EQ(twice, 0) << "radius " << radius;
+  if (!exchanged) EXPECT_EQ(extra, 0) << "radius " << radius << ": ghosts no step reads, filled";
+}
+
+TEST(UnitGhostFaces, OnlyWhatTheNextStepReads) {
+  for (int radius = 1; radius <= 4; ++radius) {
+    LocalDomain<2> d = domain<2>({23, 17}, radius + 1);
+    set_faces(d, {{BoundaryType::dirichlet, 0.3},
+                  {BoundaryType::neumann, 1.2},
+                  {BoundaryType::periodic, 0},
+                  {BoundaryType::periodic, 0}});
+    check_step_reads(d, radius);
+    LocalDomain<3> e = domain<3>({13, 11, 9}, radius);
+    set_faces(e, {{BoundaryType::dirichlet, 0.3},
+                  {BoundaryType::neumann, 1.2},
+                  {BoundaryType::neumann, -0.1},
+                  {BoundaryType::dirichlet, 0.5},
+                  {BoundaryType::dirichlet, 1.0},
+                  {BoundaryType::dirichlet, -1.0}});
+    check_step_reads(e, radius);
+    e.exchanged[2][1] = true;
+    check_step_reads(e, radius);
+  }
+  // At radius 1 a domain of Dirichlet faces has no ghost a step reads.
+  LocalDomain<3> all = domain<3>({13, 11, 9}, 1);
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) all.face[a][side] = rule(BoundaryType::dirichlet, 0.5, all.layout.owned[a], side);
+  GhostFaces<3> faces(all, 1);
+  faces.only_step_reads(all, 1);
+  EXPECT_EQ(faces.count, 6);
+  EXPECT_EQ(faces.largest(), 0);
+}
+
 }  // namespace
 }  // namespace heatwave
