@@ -16,7 +16,8 @@
 #                at each setting of HEATWAVE_ONESTEP_SHAPES: "launch=bx,by,
 #                chunk,prefetch" (HEATWAVE_CUDA_LAUNCH), "planes=chunk" or
 #                "planes=off" (HEATWAVE_CUDA_PLANES), "pdl=on" or "pdl=off"
-#                (HEATWAVE_CUDA_PDL: programmatic dependent launches)
+#                (HEATWAVE_CUDA_PDL: programmatic dependent launches),
+#                "fill=all" or "fill=step-reads" (HEATWAVE_CUDA_FILL)
 #   handwritten  bench/handwritten_shot.cu (built here with nvcc) at r 1, 4
 #   profile      ncu (one launch after a skipped one): the heat fp32 r 1
 #                512^3 and the seismic shot on --backend cuda, and the
@@ -93,15 +94,18 @@ if [[ $steps == *bench* ]]; then
 fi
 if [[ $steps == *shapes* ]]; then
   file=${HEATWAVE_ONESTEP_SHAPES_BENCH:-${benches%% *}}
+  round=0  # a setting named twice runs twice: rounds in the file names
   for shape in ${HEATWAVE_ONESTEP_SHAPES:-}; do
+    round=$((round + 1))
     stamp "$file, $shape"
     (
       case $shape in
         launch=*) export HEATWAVE_CUDA_LAUNCH=${shape#launch=} ;;
         planes=*) export HEATWAVE_CUDA_PLANES=${shape#planes=} ;;
         pdl=*) export HEATWAVE_CUDA_PDL=${shape#pdl=} ;;
+        fill=*) export HEATWAVE_CUDA_FILL=${shape#fill=} ;;
       esac
-      bench_run build-gpu "$file" "${shape//[=,]/-}"
+      bench_run build-gpu "$file" "${shape//[=,]/-}-$round"
     ) || status=1
   done
 fi

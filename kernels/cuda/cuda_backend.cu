@@ -2,9 +2,12 @@
 // the step's update box; the rest is GpuBackend's.
 #include "kernels/cuda/cuda_backend.hpp"
 
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "io/errors.hpp"
 #include "kernels/cuda/gpu_backend.cuh"
 #include "solver/box_difference.hpp"
 
@@ -12,15 +15,23 @@ namespace heatwave::cuda {
 
 namespace {
 
+bool fills_every_ghost() {
+  const char* env = std::getenv("HEATWAVE_CUDA_FILL");
+  if (!env || std::string(env) == "step-reads") return false;
+  if (std::string(env) == "all") return true;
+  throw Error(ExitCode::invalid_value, std::string("HEATWAVE_CUDA_FILL=") + env + ": step-reads or all");
+}
+
 template <int D, class Real>
 class CudaBackend final : public GpuBackend<D, Real> {
   using GpuBackend<D, Real>::fields_, GpuBackend<D, Real>::problem_, GpuBackend<D, Real>::step_,
       GpuBackend<D, Real>::step_kernel_, GpuBackend<D, Real>::inner_stream_, GpuBackend<D, Real>::inner_done_;
 
  public:
-  // Every step is the one-step kernel: its fills need only what it reads.
+  // Every step is the one-step kernel: its fills need only what it reads
+  // (HEATWAVE_CUDA_FILL=all: every ghost, as before, for an A/B in one build).
   CudaBackend(const Problem& problem, const LocalDomain<D>& domain) : GpuBackend<D, Real>(problem, domain) {
-    this->step_reads_only_ = true;
+    this->step_reads_only_ = !fills_every_ghost();
   }
   BackendKind kind() const override { return BackendKind::cuda; }
   void advance(int k) override {
