@@ -87,7 +87,6 @@ struct GhostFaces {
         w.lo[a] = std::max(w.lo[a], update.lo[a] - radius), w.hi[a] = std::min(w.hi[a], 0L);
       else
         w.lo[a] = std::max(w.lo[a], domain.layout.owned[a]), w.hi[a] = std::min(w.hi[a], update.hi[a] + radius);
-      if (w.empty()) w.hi = w.lo;
       written[f] = w;
     }
   }
