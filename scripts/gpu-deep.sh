@@ -15,7 +15,8 @@
 # .carry/old); the build step first builds heatwave with them in place
 # (build-gpu/heatwave-old: ninja rebuilds what they touch), then the tree's,
 # and step `ab` benches HEATWAVE_DEEP_AB_BENCH (default bench/deep-ab.yaml)
-# with old, new, new, old.
+# with old, new, new, old; HEATWAVE_DEEP_MID=DIR adds a third build between
+# them (old, mid, new, new, mid, old).
 # The golden step reads HDF5 with h5py: carry .whl (scripts/gpu-env.sh).
 #   scripts/gpu-deep.sh OUT_DIR
 set -uo pipefail
@@ -26,15 +27,22 @@ mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
 
-if [[ $steps == *build* && -n ${HEATWAVE_DEEP_OLD:-} ]]; then
-  stamp "build: heatwave with the baseline's files of $HEATWAVE_DEEP_OLD"
-  files=$(cd "$HEATWAVE_DEEP_OLD" && find . -type f | sed 's|^\./||')
-  mkdir -p /tmp/deep-new && for f in $files; do mkdir -p "/tmp/deep-new/$(dirname "$f")" && cp "$f" "/tmp/deep-new/$f" &&
-    cp "$HEATWAVE_DEEP_OLD/$f" "$f"; done
+# A baseline build (old) and, for a three-way A/B, a middle one (mid): the
+# tree with DIR's files in place, heatwave only.
+baseline_build() {  # NAME DIR
+  stamp "build: heatwave with the $1 files of $2"
+  local files f
+  files=$(cd "$2" && find . -type f | sed 's|^\./||')
+  rm -rf /tmp/deep-new && mkdir -p /tmp/deep-new
+  for f in $files; do mkdir -p "/tmp/deep-new/$(dirname "$f")" && cp "$f" "/tmp/deep-new/$f" && cp "$2/$f" "$f"; done
   { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON &&
-      cmake --build build-gpu -j "$(nproc)" --target heatwave && cp build-gpu/heatwave build-gpu/heatwave-old; } \
-    >"$out/build-old.log" 2>&1 || { tail -20 "$out/build-old.log"; log "BASELINE BUILD FAILED"; status=1; }
+      cmake --build build-gpu -j "$(nproc)" --target heatwave && cp build-gpu/heatwave "build-gpu/heatwave-$1"; } \
+    >"$out/build-$1.log" 2>&1 || { tail -20 "$out/build-$1.log"; log "$1 BUILD FAILED"; status=1; }
   for f in $files; do cp "/tmp/deep-new/$f" "$f"; done
+}
+if [[ $steps == *build* && -n ${HEATWAVE_DEEP_OLD:-} ]]; then
+  baseline_build old "$HEATWAVE_DEEP_OLD"
+  [[ -n ${HEATWAVE_DEEP_MID:-} ]] && baseline_build mid "$HEATWAVE_DEEP_MID"
 fi
 if [[ $steps == *build* ]]; then
   stamp "build"
@@ -65,25 +73,31 @@ fi
 if [[ $steps == *ab* && -x build-gpu/heatwave-old ]]; then
   file=${HEATWAVE_DEEP_AB_BENCH:-bench/deep-ab.yaml}
   n=0
-  for build in old new new old; do
+  order="old new new old" && [[ -x build-gpu/heatwave-mid ]] && order="old mid new new mid old"
+  for build in $order; do
     n=$((n + 1))
-    binary=build-gpu/heatwave && [[ $build == old ]] && binary=build-gpu/heatwave-old
+    binary=build-gpu/heatwave && [[ $build != new ]] && binary=build-gpu/heatwave-$build
     stamp "$file, $build ($n)"
     $binary bench "$file" --json "$out/ab-$n-$build.json" >"$out/ab-$n-$build.log" 2>&1 || status=1
   done
-  python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
+  python3 - "$out" $order <<'PY' | tee -a "$out/summary.txt"
 import json, sys, os, statistics
 rows = {}
-for n, build in enumerate(("old", "new", "new", "old"), 1):
+for n, build in enumerate(sys.argv[2:], 1):
     path = os.path.join(sys.argv[1], f"ab-{n}-{build}.json")
     if not os.path.exists(path): continue
     for c in json.load(open(path))["cases"]:
         key = f"{c['equation']:5} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid'])):13} {c.get('cluster_plan') or ''}"
         rows.setdefault(key, {}).setdefault(build, []).append(c["cells_per_second"] / 1e9)
 for key, r in rows.items():
-    old, new = r.get("old", []), r.get("new", [])
-    ratio = statistics.mean(new) / statistics.mean(old) if old and new else float("nan")
-    print(f"{key}  old {' '.join(f'{v:6.1f}' for v in old)}  new {' '.join(f'{v:6.1f}' for v in new)}  new/old {ratio:.3f}")
+    line = key
+    for build in ("old", "mid", "new"):
+        if build in r:
+            line += f"  {build} {' '.join(f'{v:6.1f}' for v in r[build])}"
+    for build in ("mid", "new"):
+        if build in r and "old" in r:
+            line += f"  {build}/old {statistics.mean(r[build]) / statistics.mean(r['old']):.3f}"
+    print(line)
 PY
 fi
 if [[ $steps == *media* ]]; then
@@ -104,11 +118,12 @@ if [[ $steps == *ebisu* ]]; then
   tail -8 "$out/ebisu.log" | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *sanitize* ]]; then
+  # z long enough for steady iterations at the plans' k (8 and 6).
   work=/tmp/deep-sanitize && mkdir -p $work
   cat >$work/heat.yaml <<'YAML'
 equation: heat
 precision: float32
-grid: {points: [70, 40, 10]}
+grid: {points: [70, 40, 40]}
 alpha: 1.0
 time: {dt: auto, steps: 9}
 boundary: {default: dirichlet, x_low: neumann, z_high: neumann}
@@ -117,13 +132,13 @@ YAML
   cat >$work/wave.yaml <<'YAML'
 equation: wave
 precision: float64
-grid: {points: [40, 36, 8]}
+grid: {points: [40, 36, 24]}
 c: 1.0
 time: {dt: auto, steps: 7}
 boundary: {default: periodic, y_low: dirichlet, y_high: neumann}
 initial: {type: random, seed: 3}
 YAML
-  for tool in memcheck racecheck synccheck; do
+  for tool in ${HEATWAVE_DEEP_SANITIZERS:-memcheck racecheck synccheck}; do
     for c in heat:deep,64,32,8 wave:deep,32,32,6; do
       name=${c%%:*} plan=${c#*:}
       stamp "compute-sanitizer $tool $name $plan"

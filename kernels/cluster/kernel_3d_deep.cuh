@@ -35,6 +35,7 @@
 // then add in axis order; the equation's update): bitwise equal to them.
 // Device code: no host-only header (its kernel object: kernel_3d_deep_object.cuh).
 #pragma once
+#include <type_traits>
 #include <utility>
 
 #include "kernels/cluster/common.cuh"
@@ -92,6 +93,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
   constexpr int SV = deep_edge_values(R, TX, TY), KE = K > 1 ? K - 1 : 1;  // levels with edges (1..K-1)
   static_assert(deep_threads % TX == 0 && deep_threads / TX * P == TY && P >= R, "a thread a column of P >= r rows");
   static_assert(PS * sizeof(Real) % 8 == 0, "the lists after the rings 8-byte aligned");
+  // The heat's load loop and edge-list addresses (fewer instructions; H100:
+  // +2-4% fp64 with them). The waves keep the earlier forms, which measured
+  // 4.6% faster for the wave fp32 though longer (docs/performance.md).
+  constexpr bool lean_lists = !two_levels;
 
   const ClusterAxis& ax = geo.axis[0];
   const ClusterAxis& ay = geo.axis[1];
@@ -140,7 +145,8 @@ __global__ void __launch_bounds__(deep_threads, 1)
 #pragma unroll
         for (int k = 0; k < (rows0 + warps - 1) / warps; ++k, from += row_step) {
           const int row = warp + k * warps;
-          if (rows0 % warps != 0 && row >= rows0) continue;
+          if ((lean_lists ? (k + 1) * warps > rows0 : rows0 % warps != 0) && row >= rows0)
+            continue;  // (lean: a test in the last row only)
 #pragma unroll
           for (int c = 0; c < chunks; ++c) {
             if (W % 32 != 0 && c == chunks - 1 && lane + 32 * c >= W) continue;
@@ -199,6 +205,16 @@ __global__ void __launch_bounds__(deep_threads, 1)
     if (ay.fixed(0, yy) || ay.fixed(1, yy) || ax.fixed(0, x) || ax.fixed(1, x)) face_rows |= 1u << j;
     if (yy >= ay.upd_lo && yy < ay.upd_hi && x >= ax.upd_lo && x < ax.upd_hi) written_rows |= 1u << j;
   }
+  // Steady iterations may store no face point in place: its slots
+  // keep the g the general iterations stored (each slot is rewritten by a
+  // general iteration after the z faces' planes, whose g differs). No
+  // select a level: a predicate for row 0, one for the middle rows (an x
+  // face) and one for row P-1 (a thread's rows touch a y face there only).
+  // The fp32 heat only (H100: +10-15%; the fp64 heat spilled at its
+  // register cap and lost 8%, the waves lost 3%: docs/performance.md).
+  constexpr bool keep_face_slots = !two_levels && sizeof(Real) == 4;
+  const bool store_first = !(face_rows & 1u), store_last = !(face_rows >> (P - 1) & 1u);
+  const bool store_middle = !(ax.fixed(0, x) || ax.fixed(1, x));
   const Real face_x = static_cast<Real>(ax.face[ax.fixed(0, x) ? 0 : 1].value);
   const Real face_y = static_cast<Real>(ay.face[ay.fixed(0, y0 + ty) ? 0 : 1].value);  // a thread's rows touch one y face
   const bool dirichlet_z0 = az.ghosts[0] && az.face[0].type == BoundaryType::dirichlet;
@@ -277,8 +293,9 @@ __global__ void __launch_bounds__(deep_threads, 1)
   // - sent: an edge value's place in the rings and in the block's strip;
   // - ghosts: a halo point on a physical face, the place of the point it
   //   mirrors, and the rule.
+  using Offset = std::conditional_t<lean_lists, unsigned, int>;  // (unsigned: one IMAD.WIDE.U32 an address)
   struct Pair {
-    int shared, global;
+    Offset shared, global;
   };
   struct GhostItem {
     int to, from, rule;
@@ -312,8 +329,8 @@ __global__ void __launch_bounds__(deep_threads, 1)
       const int first = along_x ? (high ? send_x_hi : send_x_lo) : (high ? send_y_hi : send_y_lo);
       const int vx = along_x ? first + c : a, vy = along_x ? a : first + c;  // the value sent, in the tile
       const int at = (t - 1) * exchanged + sides_before(side, has) + rest;
-      fetched[at] = Pair{to, (nb * KE + (t - 1)) * SV + strip_offset(side ^ 1, c, a)};
-      sent[at] = Pair{level + (vy + R) * W + vx + R, (block * KE + (t - 1)) * SV + e};
+      fetched[at] = Pair{Offset(to), Offset((nb * KE + (t - 1)) * SV + strip_offset(side ^ 1, c, a))};
+      sent[at] = Pair{Offset(level + (vy + R) * W + vx + R), Offset((block * KE + (t - 1)) * SV + e)};
     } else {
       const int rule = (along_x ? 0 : 2 * R) + (high ? R + c : R - 1 - c);  // ghosts[axis][side][d-1]: d = c+1, or r-c
       const int source = ghosts[along_x ? 0 : 1][high][high ? c : R - 1 - c].source - (along_x ? x0 : y0);
@@ -324,6 +341,16 @@ __global__ void __launch_bounds__(deep_threads, 1)
   __syncthreads();
   const int fetches = (K - 1) * exchanged, ghost_count = (K - 1) * ghosted;
   const long set_size = static_cast<long>(nbx) * nby * KE * SV;
+  // The set of iteration i's parity. Lean: the two sets' pointers selected
+  // (an index from the buffer's start adds 64-bit offsets an item; an array
+  // of the two goes to local memory).
+  Real* const set_odd = edges + set_size;
+  auto set_of = [&](int i) {
+    if constexpr (!lean_lists) return edges + (i & 1) * set_size;
+    Real* const set = i & 1 ? set_odd : edges;
+    __builtin_assume(__isGlobal(set));  // (its stores STG, not generic)
+    return set;
+  };
   // The halos of the planes levels 1..K-1 made in iteration i (ring slot
   // Slot): the neighbours' strips (cp.async, fetched in iteration i + 1 and
   // waited before its last barrier), and a physical face's ghosts from the
@@ -337,8 +364,11 @@ __global__ void __launch_bounds__(deep_threads, 1)
   };
   auto fetch_halos = [&]<int Slot>(int i) {
     Real* const slot = rings + Slot * PS;
-    const Real* const set = edges + (i & 1) * set_size;
-    each_exchanged([&](int f) { load_async(slot + fetched[f].shared, set + fetched[f].global); });
+    const Real* const set = set_of(i);
+    each_exchanged([&](int f) {
+      const Pair item = fetched[f];
+      load_async(slot + item.shared, set + item.global);
+    });
     commit_loads();
 #pragma unroll 1
     for (int f = tid; f < ghost_count; f += deep_threads) {
@@ -350,8 +380,11 @@ __global__ void __launch_bounds__(deep_threads, 1)
   // rings) to the block's strips, coalesced along them.
   auto send_edges = [&]<int Slot>(int i) {
     const Real* const slot = rings + Slot * PS;
-    Real* const set = edges + (i & 1) * set_size;
-    each_exchanged([&](int f) { set[sent[f].global] = slot[sent[f].shared]; });
+    Real* const set = set_of(i);
+    each_exchanged([&](int f) {
+      const Pair item = sent[f];
+      set[item.global] = slot[item.shared];
+    });
   };
 
   // The register queues and the levels' results (held across the barrier).
@@ -479,11 +512,13 @@ __global__ void __launch_bounds__(deep_threads, 1)
           }
         }
       }
+      // Dirichlet faces: g (with keep_face_slots, steady iterations leave
+      // their face points' ring slots as the general ones stored them).
       if (!Steady && ((dirichlet_z0 && p == 0) || (dirichlet_z1 && p == az.n - 1))) {
         const Real g = static_cast<Real>(az.face[p == 0 ? 0 : 1].value);
 #pragma unroll
         for (int j = 0; j < P; ++j) result[t][j] = g;
-      } else if (face_rows) {
+      } else if (!(Steady && keep_face_slots) && face_rows) {
 #pragma unroll
         for (int j = 0; j < P; ++j)
           if (face_rows >> j & 1) result[t][j] = face_rows_y >> j & 1 ? face_y : face_x;
@@ -533,7 +568,9 @@ __global__ void __launch_bounds__(deep_threads, 1)
     for (int t = 1; t < K; ++t) {
       Real* const to = level_plane(t, slot);
 #pragma unroll
-      for (int j = 0; j < P; ++j) to[j * W] = result[t][j];
+      for (int j = 0; j < P; ++j)
+        if (!(Steady && keep_face_slots) || (j == 0 ? store_first : j == P - 1 ? store_last : store_middle))
+          to[j * W] = result[t][j];
     }
     if constexpr (K > 1) {
       // Iteration i - 1's halos, into slot Ph - 1 (whose halos no level reads
