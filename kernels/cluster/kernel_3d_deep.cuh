@@ -94,8 +94,9 @@ __global__ void __launch_bounds__(deep_threads, 1)
   static_assert(deep_threads % TX == 0 && deep_threads / TX * P == TY && P >= R, "a thread a column of P >= r rows");
   static_assert(PS * sizeof(Real) % 8 == 0, "the lists after the rings 8-byte aligned");
   // The heat's load loop and edge-list addresses (fewer instructions; H100:
-  // +2-4% fp64 with them). The waves keep the earlier forms, which measured
-  // 4.6% faster for the wave fp32 though longer (docs/performance.md).
+  // fp32 +8-10% on top of keep_face_slots, fp64 +1.5-3.5%). The waves keep
+  // the earlier forms, which measured 4.6% faster for the wave fp32 though
+  // longer (docs/performance.md).
   constexpr bool lean_lists = !two_levels;
 
   const ClusterAxis& ax = geo.axis[0];
