@@ -157,7 +157,7 @@ if [[ $steps == *profile* ]]; then
   # deep kernel on heat fp32 512^3 at its k, and EBISU's kernel (8 steps a
   # launch) at the same size where scripts/ebisu-3d.sh built it.
   work=/tmp/deep-profile && mkdir -p $work
-  heat_config $work 14
+  heat_config $work 16  # two launches of k 8 (the second profiled)
   # Thread instructions an update (the summary line), then, for reading:
   # warp stall reasons, scheduler issue rates and per-SASS-instruction
   # execution and stall counts (source page), and the SASS itself.
