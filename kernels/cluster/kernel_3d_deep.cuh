@@ -8,9 +8,11 @@
 //   of k latencies a plane; 8 warps hide them).
 // - A thread makes P points a level, a y column (fp32 8, fp64 4): 6 of 8
 //   y neighbours come from registers.
-// - The tile, the rows, the ring slots and k are compile-time (the iteration
+// - The tile, the rows, the ring slots and k are compile-time (the steady
 //   loop unrolled over the rings' period): every shared address is the
-//   thread's base plus an immediate.
+//   thread's base plus an immediate. The general iterations (the sweep's
+//   ends, events) are one body, compiled once: instruction fetch, not
+//   arithmetic, bounds them.
 // - Each level's planes z-r..z at the thread's points are a register queue
 //   (z+1..z+r from shared): no register moves.
 // - A level's results are held across one barrier and stored over the slot
@@ -353,7 +355,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
     return set;
   };
   // The halos of the planes levels 1..K-1 made in iteration i (ring slot
-  // Slot): the neighbours' strips (cp.async, fetched in iteration i + 1 and
+  // ring_slot): the neighbours' strips (cp.async, fetched in iteration i + 1 and
   // waited before its last barrier), and a physical face's ghosts from the
   // tile.
   // The thread's items of the exchanged sides' lists (item f of `fetched`
@@ -363,8 +365,8 @@ __global__ void __launch_bounds__(deep_threads, 1)
     for (int m = 0; m < (items + deep_threads - 1) / deep_threads; ++m)
       if (tid + m * deep_threads < fetches) visit(tid + m * deep_threads);
   };
-  auto fetch_halos = [&]<int Slot>(int i) {
-    Real* const slot = rings + Slot * PS;
+  auto fetch_halos = [&](int ring_slot, int i) {
+    Real* const slot = rings + ring_slot * PS;
     const Real* const set = set_of(i);
     each_exchanged([&](int f) {
       const Pair item = fetched[f];
@@ -377,10 +379,10 @@ __global__ void __launch_bounds__(deep_threads, 1)
       slot[item.to] = (&ghosts[0][0][0])[item.rule](slot[item.from]);
     }
   };
-  // This iteration's edge values (slot Slot of levels 1..K-1, stored in the
+  // This iteration's edge values (slot ring_slot of levels 1..K-1, stored in the
   // rings) to the block's strips, coalesced along them.
-  auto send_edges = [&]<int Slot>(int i) {
-    const Real* const slot = rings + Slot * PS;
+  auto send_edges = [&](int ring_slot, int i) {
+    const Real* const slot = rings + ring_slot * PS;
     Real* const set = set_of(i);
     each_exchanged([&](int f) {
       const Pair item = sent[f];
@@ -423,10 +425,17 @@ __global__ void __launch_bounds__(deep_threads, 1)
     cooperative_groups::this_grid().sync();
   }
 
-  // One iteration, Ph = i % S: its ring slots are constants (level 0's an
-  // offset an iteration).
+  // One iteration. Steady: Ph = i % S, its ring slots constants (level 0's
+  // an offset an iteration). General: one body for every i (Ph = 0), its
+  // slots at run time and the queues rotated by moves at its end. The
+  // general code is 5x the steady loop's an iteration; compiled once a
+  // phase and a span (four copies, 26,500 instructions), it took 22% of a
+  // 512^3 launch's time for 8% of its instructions, most of it waiting on
+  // instruction fetch (ncu, H100). Once: +12% at 512^3.
   auto iteration = [&]<bool Steady, int Ph>(const int i) {
-    constexpr int slot = Ph;  // levels >= 1: the plane made now, and the centre consumed
+    static_assert(Steady || Ph == 0);
+    const int slot = Steady ? Ph : i % S;  // levels >= 1: the plane made now, and the centre consumed
+    auto ring = [&](int m) { return Steady ? (Ph + m) % S : (slot + m) % S; };  // slot of iteration i + m, m >= 0
     const int i0 = i % S0;
     load_plane(i + 1);  // over plane i - 2r - 1's, read last in the iteration before
     auto level0 = [&](int m) { return mine0 + ((i0 + S0 - S + m) % S0) * PS; };  // level 0's plane of iteration i - S + m
@@ -447,7 +456,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
 #pragma unroll
         for (int m = 0; m <= R; ++m) column[j][R - m] = q[t - 1][(Ph + S - m) % S][j];
 #pragma unroll
-        for (int m = 1; m <= R; ++m) column[j][R + m] = (t == 1 ? level0(m) : level_plane(t - 1, (Ph + m) % S))[j * W];
+        for (int m = 1; m <= R; ++m) column[j][R + m] = (t == 1 ? level0(m) : level_plane(t - 1, ring(m)))[j * W];
       }
       [[maybe_unused]] Real prev[two_levels ? P : 1];
       if constexpr (two_levels) {
@@ -578,30 +587,53 @@ __global__ void __launch_bounds__(deep_threads, 1)
       // in this iteration).
       if (Steady || i >= 1) {
         wait_neighbours(static_cast<unsigned>(i));
-        fetch_halos.template operator()<(Ph + S - 1) % S>(i - 1);
+        fetch_halos(ring(S - 1), i - 1);
       }
       __syncthreads();  // the results stored
-      send_edges.template operator()<slot>(i);
+      send_edges(slot, i);
     }
     wait_loads();     // the halos, level 0's plane i + 1
     __syncthreads();  // the edges stored, the halos and the plane published
     if (K > 1 && tid == 0) release(flags + block, static_cast<unsigned>(i + 1));
+    if constexpr (!Steady) {
+      // Phase 0's queue places for iteration i + 1: entry e takes e + 1's.
+#pragma unroll
+      for (int t = 0; t < K; ++t)
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+          const Real first = q[t][0][j];
+#pragma unroll
+          for (int e = 0; e + 1 < S; ++e) q[t][e][j] = q[t][e + 1][j];
+          q[t][S - 1][j] = first;
+        }
+    }
   };
 
-  // Iterations [from, to), from a multiple of S; steady spans hold whole periods.
+  // Iterations [from, to); steady spans start at a multiple of S and hold
+  // whole periods.
   auto span = [&]<bool Steady>(int from, int to) {
-    for (int base = from; base < to; base += S)
-      [&]<int... Ph>(std::integer_sequence<int, Ph...>) {
-        ((Steady || base + Ph < to ? iteration.template operator()<Steady, Ph>(base + Ph) : void()), ...);
-      }(std::make_integer_sequence<int, S>{});
+    if constexpr (Steady) {
+      for (int base = from; base < to; base += S)
+        [&]<int... Ph>(std::integer_sequence<int, Ph...>) {
+          (iteration.template operator()<true, Ph>(base + Ph), ...);
+        }(std::make_integer_sequence<int, S>{});
+    } else {
+#pragma unroll 1
+      for (int i = from; i < to; ++i) iteration.template operator()<false, 0>(i);
+    }
   };
   const int a = min((max(steady_lo, 0) + S - 1) / S * S, iterations);
   const int b = max(a, a + (steady_hi - a) / S * S);
   load_plane(0);
   if constexpr (!Events) {
-    span.template operator()<false>(0, a);
-    span.template operator()<true>(a, b);
-    span.template operator()<false>(b, iterations);
+    // (a loop, so that the general path's code is there once)
+#pragma unroll 1
+    for (int part = 0; part < 3; ++part) {
+      if (part == 1)
+        span.template operator()<true>(a, b);
+      else
+        span.template operator()<false>(part == 0 ? 0 : b, part == 0 ? a : iterations);
+    }
   } else {
     // The block's events window: the iterations in which a level makes one
     // of its threads' events planes (level t makes plane p in iteration p -
