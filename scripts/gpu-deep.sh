@@ -154,8 +154,9 @@ YAML
 fi
 if [[ $steps == *profile* ]]; then
   # Thread instructions an update (ncu, one launch after one skipped): the
-  # deep kernel on heat fp32 512^3 at its k, and EBISU's kernel (8 steps a
-  # launch) at the same size where scripts/ebisu-3d.sh built it.
+  # deep kernel on heat and wave fp32 512^3 at their k, and EBISU's kernel
+  # (8 steps a launch) at the same size where scripts/ebisu-3d.sh built it;
+  # then their time by SASS region (scripts/ncu_regions.py).
   work=/tmp/deep-profile && mkdir -p $work
   heat_config $work 16  # two launches of k 8 (the second profiled)
   # Thread instructions an update (the summary line), then, for reading:
@@ -176,6 +177,11 @@ if [[ $steps == *profile* ]]; then
   (cd $work && HEATWAVE_CLUSTER_PLAN=deep,64,32,8 profile deep deep_kernel \
      "$OLDPWD/build-gpu/heatwave" run heat.yaml --backend cuda-cluster --overwrite)
   find build-gpu -name 'deep_3d_float_Heat_r1.cu.o' -exec cuobjdump -sass {} \; >"$out/deep-kernels.sass" 2>&1
+  # The wave fp32 at its k 5 (10 steps: the second launch is k 5 too).
+  sed -e 's/equation: heat/equation: wave/' -e 's/alpha: 1.0/c: 1.0/' -e 's/steps: 16/steps: 10/' $work/heat.yaml >$work/wave.yaml
+  stamp "ncu: deep kernel, wave fp32 512^3"
+  (cd $work && HEATWAVE_CLUSTER_PLAN=deep,64,32,5 profile deep-wave deep_kernel \
+     "$OLDPWD/build-gpu/heatwave" run wave.yaml --backend cuda-cluster --overwrite)
   if [[ -x /tmp/ebisu-build/3d7pt_ebisu.exe ]]; then
     stamp "ncu: EBISU 3d7pt fp32 512^3"
     profile ebisu kernel3d_temporal /tmp/ebisu-build/3d7pt_ebisu.exe 512 512 512 --fp32 --iter=16
@@ -183,7 +189,7 @@ if [[ $steps == *profile* ]]; then
   fi
   python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
 import re, sys, os
-for name, levels in (("deep", 8), ("ebisu", 8)):
+for name, levels in (("deep", 8), ("deep-wave", 5), ("ebisu", 8)):
     path = os.path.join(sys.argv[1], f"ncu-{name}.txt")
     if not os.path.exists(path): continue
     text = open(path).read().replace(",", "")
@@ -194,6 +200,11 @@ for name, levels in (("deep", 8), ("ebisu", 8)):
     print(f"{name}: {thread / (512 ** 3 * levels):.1f} thread instructions an update "
           f"({metric('smsp__inst_executed.sum'):.0f} warp instructions, {metric('gpu__time_duration.sum'):.0f} time units)")
 PY
+  # Where each kernel's time goes, by the loops of its SASS.
+  for name in deep deep-wave ebisu; do
+    [[ -s $out/ncu-$name-sass.csv ]] && { echo "$name:"; python3 scripts/ncu_regions.py "$out/ncu-$name-sass.csv"; } |
+      tee -a "$out/summary.txt"
+  done
 fi
 if [[ $steps == *golden* ]]; then
   # The golden final-field hashes on cuda-cluster with the family built (the
