@@ -58,6 +58,21 @@ def loops(ins, minimum):
     return sorted(found)
 
 
+def summarise(ins, minimum):
+    """[(name, static size, % of executed, % of samples, {reason: % of samples})], a row a region."""
+    executed = max(sum(x["executed"] for x in ins), 1)
+    samples = max(sum(x["samples"] for x in ins), 1)
+    regions = [(f"loop {a}-{b}", list(range(a, b + 1))) for a, b in loops(ins, minimum)]
+    inside = {i for _, r in regions for i in r}
+    regions.append(("outside the loops", [i for i in range(len(ins)) if i not in inside]))
+    out = []
+    for name, members in regions:
+        out.append((name, len(members), 100 * sum(ins[i]["executed"] for i in members) / executed,
+                    100 * sum(ins[i]["samples"] for i in members) / samples,
+                    {k: 100 * sum(ins[i]["reasons"][k] for i in members) / samples for k in REASONS}))
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("csv")
@@ -65,25 +80,16 @@ def main():
     parser.add_argument("--top", default="", help="list the instructions with most samples of this reason")
     parser.add_argument("--count", type=int, default=12)
     args = parser.parse_args()
+    if args.top and args.top not in REASONS:
+        sys.exit(f"ncu_regions: --top {args.top}: not one of {', '.join(REASONS)}")
     ins = read(args.csv)
     if not ins:
         sys.exit(f"ncu_regions: {args.csv}: no instructions")
-    executed = max(sum(x["executed"] for x in ins), 1)
-    samples = max(sum(x["samples"] for x in ins), 1)
-    regions = [(f"loop {a}-{b}", list(range(a, b + 1))) for a, b in loops(ins, args.min)]
-    inside = {i for _, r in regions for i in r}
-    regions.append(("outside the loops", [i for i in range(len(ins)) if i not in inside]))
     print(f"{'region':24} {'static':>7} {'executed':>9} {'time':>7}  largest stall reasons (% of all samples)")
-    for name, members in regions:
-        e = sum(ins[i]["executed"] for i in members)
-        s = sum(ins[i]["samples"] for i in members)
-        by = {k: sum(ins[i]["reasons"][k] for i in members) for k in REASONS}
+    for name, size, executed, time, by in summarise(ins, args.min):
         top = sorted(by.items(), key=lambda kv: -kv[1])[:4]
-        print(f"{name:24} {len(members):7} {100 * e / executed:8.1f}% {100 * s / samples:6.1f}%  " +
-              " ".join(f"{k} {100 * v / samples:.1f}" for k, v in top))
+        print(f"{name:24} {size:7} {executed:8.1f}% {time:6.1f}%  " + " ".join(f"{k} {v:.1f}" for k, v in top))
     if args.top:
-        if args.top not in REASONS:
-            sys.exit(f"ncu_regions: --top {args.top}: not one of {', '.join(REASONS)}")
         print(f"\ninstructions with the most {args.top} samples (index, samples, executed, source):")
         ranked = sorted(range(len(ins)), key=lambda i: -ins[i]["reasons"][args.top])[:args.count]
         for i in sorted(ranked):
