@@ -435,7 +435,7 @@ __global__ void __launch_bounds__(deep_threads, 1)
   auto iteration = [&]<bool Steady, int Ph>(const int i) {
     static_assert(Steady || Ph == 0);
     const int slot = Steady ? Ph : i % S;  // levels >= 1: the plane made now, and the centre consumed
-    auto ring = [&](int m) { return Steady ? (Ph + m) % S : (slot + m) % S; };  // slot of iteration i + m, m >= 0
+    auto ring = [&](int m) { return (slot + m) % S; };  // slot of iteration i + m, m >= 0
     const int i0 = i % S0;
     load_plane(i + 1);  // over plane i - 2r - 1's, read last in the iteration before
     auto level0 = [&](int m) { return mine0 + ((i0 + S0 - S + m) % S0) * PS; };  // level 0's plane of iteration i - S + m
