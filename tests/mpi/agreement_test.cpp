@@ -44,6 +44,7 @@ struct Case {
   int radius;
   bool media = false;    // coefficients that vary in space,
   bool sources = false;  // and sources
+  std::string grid = "";  // points, where not grid_points' (3D: the deep family's tiles)
 };
 
 std::string boundary_yaml(const std::string& name, int dims) {
@@ -61,6 +62,7 @@ std::string boundary_yaml(const std::string& name, int dims) {
 // At radius 3 and 4 a box at a face needs r + 1 points (its ghosts mirror
 // them): 21 points over 4 ranks give 5.
 std::string grid_points(const Case& c) {
+  if (!c.grid.empty()) return c.grid;
   if (c.radius >= 3) return c.dims == 2 ? "[23, 21]" : "[21, 22, 23]";
   return c.dims == 2 ? "[19, 18]" : "[17, 18, 19]";
 }
@@ -199,13 +201,20 @@ std::vector<Case> all_cases() {
   cases.push_back({"wave", 3, "mixed", 3});
   cases.push_back({"heat", 2, "mixed", 4, true, true});
   cases.push_back({"damped_wave", 3, "neumann", 3, true, true});
+  // Wide enough in x and y for a tile of cuda-cluster's deep 3D family
+  // (64 x 32 in fp32, the last tile of each axis overlapping), which runs
+  // ranks along z (scripts/mpi-gpu-check.sh forces it with
+  // HEATWAVE_CLUSTER_PLAN): its plain heat, and the wave with the shot's
+  // features (c in layers, sources) on a periodic x axis.
+  cases.push_back({"heat", 3, "dirichlet", 1, false, false, "[70, 36, 41]"});
+  cases.push_back({"wave", 3, "mixed", 1, true, true, "[70, 36, 41]"});
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryCase, MpiAgreement, ::testing::ValuesIn(all_cases()), [](const auto& info) {
   const Case& c = info.param;
   return c.equation + std::to_string(c.dims) + "D_" + c.boundary + "_radius" + std::to_string(c.radius) +
-         (c.media ? "_media" : "") + (c.sources ? "_sources" : "");
+         (c.media ? "_media" : "") + (c.sources ? "_sources" : "") + (c.grid.empty() ? "" : "_deep_tiles");
 });
 
 }  // namespace
