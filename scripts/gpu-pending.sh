@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# The deep 3D family's pending changes (bench/pending/README.md), measured in
+# device calls: each variant is main with a prefix of the patches applied, built
+# side by side, tested, and timed in one A/B. Steps (HEATWAVE_PENDING_STEPS;
+# default "build tests ab", about 7 minutes cold; a warm machine keeps
+# build-gpu/, so the next call skips what is built):
+#   build      heatwave and heatwave_gpu_tests for each variant, into
+#              build-gpu/heatwave-V and build-gpu/heatwave_gpu_tests-V:
+#              old (main), A (patch 1), B (1-2), P (1-3), W (1, 2, 4); the
+#              tree is left at B
+#   tests      the deep family's GPU tests on B (bitwise the host's)
+#   variants   the same on P and W (their flag protocols)
+#   mutants    each mutant patch on B must turn DeepFamily3D red
+#   ab         bench/deep-ab.yaml, order old A B P W W P B A old
+#   ebisu      EBISU's 3d7pt at issue 71's sizes (scripts/ebisu-3d.sh; .carry/ebisu)
+#   sanitize   compute-sanitizer memcheck, racecheck, synccheck on B, P, W
+#   mpi        the MPI agreement cases sized for the family, forced, on 2 and
+#              3 ranks (scripts/mpi-gpu-check.sh's deep part; builds heatwave_tests)
+#   onestep    issue 72's one-step rows and the hand-written kernels (H200 only)
+#   k6         the waves fp32 at k 6 (patch 5) in their own build, against B at k 5
+# Results: OUT_DIR/summary.txt; logs in OUT_DIR.
+#   scripts/gpu-pending.sh OUT_DIR
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+out=$(realpath -m "${1:-out/pending}")
+steps=${HEATWAVE_PENDING_STEPS:-build tests ab}
+mkdir -p "$out"
+source scripts/gpu-env.sh
+status=0
+kernel=kernels/cluster/kernel_3d_deep.cuh
+pending=bench/pending
+[[ -f /tmp/pending-main.cuh ]] || cp "$kernel" /tmp/pending-main.cuh  # main's kernel, kept across calls
+# The kernel header as variant V: main's with its patches applied.
+patches_of() {
+  case $1 in
+    old) echo "" ;;
+    A) echo "1" ;;
+    B) echo "1 2" ;;
+    P) echo "1 2 3" ;;
+    W) echo "1 2 4" ;;
+  esac
+}
+as_variant() {  # V [extra patch file]
+  cp /tmp/pending-main.cuh "$kernel"
+  local n
+  for n in $(patches_of "$1"); do patch -s -p1 <"$pending/$n"-*.patch || { log "patch $n FAILED"; return 1; }; done
+  [[ -z ${2:-} ]] || patch -s -p1 <"$2" || { log "patch $2 FAILED"; return 1; }
+}
+build() {  # NAME TARGETS...
+  local name=$1; shift
+  cmake --build build-gpu -j "$(nproc)" --target "$@" >"$out/build-$name.log" 2>&1 ||
+    { grep -B2 -A12 "error" "$out/build-$name.log" | head -40; log "$name BUILD FAILED"; status=1; return 1; }
+}
+deep_tests() {  # BINARY LOG [FILTER]
+  (cd build-gpu && timeout 300 "./tests/$1" --clusters \
+     --gtest_filter="${3:-GpuCluster.DeepFamily3D:GpuCluster.DeepMediaAndEvents3D:GpuCluster.FallsBackWithAReason}") \
+    >"$out/$2.log" 2>&1
+}
+
+if [[ $steps == *build* ]]; then
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON >"$out/cmake.log" 2>&1 ||
+    { log "cmake FAILED"; exit 1; }
+  for v in old A B P W; do
+    [[ -x build-gpu/heatwave-$v && -x build-gpu/tests/heatwave_gpu_tests-$v ]] && continue
+    stamp "build $v (patches: $(patches_of $v))"
+    as_variant $v && build $v heatwave heatwave_gpu_tests &&
+      cp build-gpu/heatwave build-gpu/heatwave-$v && cp build-gpu/tests/heatwave_gpu_tests build-gpu/tests/heatwave_gpu_tests-$v
+  done
+  as_variant B && build B heatwave heatwave_gpu_tests
+fi
+if [[ $steps == *tests* ]]; then
+  stamp "deep GPU tests on B"
+  deep_tests heatwave_gpu_tests-B tests-B || status=1
+  grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/tests-B.log" | head -10 | sed 's/^/B: /' | tee -a "$out/summary.txt"
+fi
+if [[ $steps == *variants* ]]; then
+  for v in P W; do
+    stamp "deep GPU tests on $v"
+    deep_tests heatwave_gpu_tests-$v tests-$v || status=1
+    grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/tests-$v.log" | head -10 | sed "s/^/$v: /" | tee -a "$out/summary.txt"
+  done
+fi
+if [[ $steps == *mutants* ]]; then
+  for m in "$pending"/mutant-*.patch; do
+    name=$(basename "$m" .patch)
+    stamp "$name"
+    as_variant B "$m" && build "$name" heatwave_gpu_tests || continue
+    if deep_tests heatwave_gpu_tests "$name" GpuCluster.DeepFamily3D; then
+      log "$name: the tests PASSED: the mutant survived (they do not cover the change)"; status=1
+    else
+      log "$name: red, as it must be ($(grep -c "Failure" "$out/$name.log") failures)"
+      grep -m2 -A3 "Failure" "$out/$name.log" | tee -a "$out/summary.txt"
+    fi
+  done
+  as_variant B && build B heatwave heatwave_gpu_tests
+fi
+if [[ $steps == *ab* ]]; then
+  n=0
+  for v in old A B P W W P B A old; do
+    n=$((n + 1))
+    [[ -x build-gpu/heatwave-$v ]] || continue
+    stamp "bench/deep-ab.yaml, $v ($n)"
+    build-gpu/heatwave-$v bench bench/deep-ab.yaml --json "$out/ab-$n-$v.json" >"$out/ab-$n-$v.log" 2>&1 || status=1
+  done
+  python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
+import glob, json, os, re, statistics, sys
+rows = {}
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "ab-*.json"))):
+    variant = re.search(r"ab-\d+-(\w+)\.json$", path).group(1)
+    for c in json.load(open(path))["cases"]:
+        key = f"{c['equation']} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid']))} {c.get('cluster_plan') or ''}"
+        rows.setdefault(key, {}).setdefault(variant, []).append(c["cells_per_second"] / 1e9)
+print("A/B, Gcells/s (each run; then the variant's mean over old's)")
+for key, r in rows.items():
+    line = key + " |" + " |".join(f" {v} {' '.join(f'{x:.1f}' for x in r[v])}" for v in ("old", "A", "B", "P", "W") if v in r)
+    if "old" in r:
+        line += " |" + " ".join(f"{v}/old {statistics.mean(r[v]) / statistics.mean(r['old']):.3f}"
+                                for v in ("A", "B", "P", "W") if v in r)
+    print(line)
+PY
+fi
+if [[ $steps == *ebisu* ]]; then
+  stamp "EBISU 3d7pt"
+  EBISU_REPS=${EBISU_REPS:-2} EBISU_CHECK=${EBISU_CHECK:-0} scripts/ebisu-3d.sh "$out" >"$out/ebisu.log" 2>&1 || status=1
+  tail -8 "$out/ebisu.log" | tee -a "$out/summary.txt"
+fi
+if [[ $steps == *sanitize* ]]; then
+  for v in B P W; do
+    [[ -x build-gpu/heatwave-$v ]] || continue
+    cp build-gpu/heatwave-$v build-gpu/heatwave
+    stamp "compute-sanitizer on $v"
+    HEATWAVE_DEEP_STEPS=sanitize scripts/gpu-deep.sh "$out/sanitize-$v" >/dev/null 2>&1 || status=1
+    grep -E "clean|FAILED" "$out/sanitize-$v/summary.txt" | sed "s/^/$v: /" | tee -a "$out/summary.txt"
+  done
+  cp build-gpu/heatwave-B build-gpu/heatwave
+fi
+if [[ $steps == *mpi* ]]; then
+  stamp "MPI agreement, the deep family forced"
+  build mpi heatwave heatwave_tests &&
+    HEATWAVE_GPU_PARTS=deep timeout 500 scripts/mpi-gpu-check.sh build-gpu "$out/mpi" 2>&1 |
+    grep -E "deep|^    " | tee -a "$out/summary.txt"
+fi
+if [[ $steps == *onestep* ]] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  HEATWAVE_ONESTEP_STEPS="bench handwritten" scripts/gpu-onestep.sh "$out/onestep" >/dev/null 2>&1 || status=1
+  cat "$out/onestep/summary.txt" >>"$out/summary.txt"
+fi
+if [[ $steps == *k6* ]]; then
+  # Its own build directory: the shape header is included everywhere.
+  stamp "the waves fp32 at k 6 (patch 5)"
+  cp kernels/cluster/kernel_shapes.hpp /tmp/pending-shapes.hpp
+  patch -s -p1 <"$pending"/5-*.patch &&
+    { cmake -S . -B build-k6 -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON &&
+        cmake --build build-k6 -j "$(nproc)" --target heatwave; } >"$out/build-k6.log" 2>&1 || log "k6 BUILD FAILED"
+  cp /tmp/pending-shapes.hpp kernels/cluster/kernel_shapes.hpp
+  n=0
+  for k in 5 6 6 5; do
+    binary=build-gpu/heatwave-B && [[ $k == 6 ]] && binary=build-k6/heatwave
+    sed -e "s/deep,64,32,5/deep,64,32,$k/" bench/pending/waves-k5.yaml >"$out/waves-k$k.yaml"
+    $binary bench "$out/waves-k$k.yaml" --json "$out/waves-k$k-$((++n)).json" >"$out/waves-k$k.log" 2>&1 || status=1
+    python3 -c "
+import json, sys
+for c in json.load(open(sys.argv[1]))['cases']:
+    print('k $k:', c['equation'], c.get('cluster_plan'), round(c['cells_per_second'] / 1e9, 1))" "$out/waves-k$k-$n.json" |
+      tee -a "$out/summary.txt"
+  done
+fi
+exit $status
