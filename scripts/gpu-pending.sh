@@ -17,6 +17,8 @@
 #   mpi        the MPI agreement cases sized for the family, forced, on 2 and
 #              3 ranks (scripts/mpi-gpu-check.sh's deep part; builds heatwave_tests)
 #   onestep    issue 72's one-step rows and the hand-written kernels (H200 only)
+#   timing     the diagnostic build T (1, 2, 6): each block's share of a launch
+#              spent waiting for its neighbours' flags, heat and wave fp32 512^3
 #   k6         the waves fp32 at k 6 (patch 5) in their own build, against B at k 5
 # Results: OUT_DIR/summary.txt; logs in OUT_DIR.
 #   scripts/gpu-pending.sh OUT_DIR
@@ -27,9 +29,10 @@ steps=${HEATWAVE_PENDING_STEPS:-build tests ab}
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
-kernel=kernels/cluster/kernel_3d_deep.cuh
+kernel=kernels/cluster/kernel_3d_deep.cuh object=kernels/cluster/kernel_3d_deep_object.cuh
 pending=bench/pending
-[[ -f /tmp/pending-main.cuh ]] || cp "$kernel" /tmp/pending-main.cuh  # main's kernel, kept across calls
+# main's files, kept across calls (a warm machine's tree is left at B)
+[[ -f /tmp/pending-main.cuh ]] || { cp "$kernel" /tmp/pending-main.cuh && cp "$object" /tmp/pending-main-object.cuh; }
 # The kernel header as variant V: main's with its patches applied.
 patches_of() {
   case $1 in
@@ -38,10 +41,11 @@ patches_of() {
     B) echo "1 2" ;;
     P) echo "1 2 3" ;;
     W) echo "1 2 4" ;;
+    T) echo "1 2 6" ;;
   esac
 }
 as_variant() {  # V [extra patch file]
-  cp /tmp/pending-main.cuh "$kernel"
+  cp /tmp/pending-main.cuh "$kernel" && cp /tmp/pending-main-object.cuh "$object"
   local n
   for n in $(patches_of "$1"); do patch -s -p1 <"$pending/$n"-*.patch || { log "patch $n FAILED"; return 1; }; done
   [[ -z ${2:-} ]] || patch -s -p1 <"$2" || { log "patch $2 FAILED"; return 1; }
@@ -143,6 +147,39 @@ fi
 if [[ $steps == *onestep* ]] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   HEATWAVE_ONESTEP_STEPS="bench handwritten" scripts/gpu-onestep.sh "$out/onestep" >/dev/null 2>&1 || status=1
   cat "$out/onestep/summary.txt" >>"$out/summary.txt"
+fi
+if [[ $steps == *timing* ]]; then
+  # The diagnostic build (patch 6): each block's wait for its neighbours'
+  # flags, in the third launch of k steps, heat fp32 (k 8) and wave fp32 (k 5) at 512^3.
+  stamp "timing: the blocks' waits for their neighbours"
+  [[ -x build-gpu/heatwave-T ]] || { as_variant T && build T heatwave && cp build-gpu/heatwave build-gpu/heatwave-T; }
+  work=/tmp/pending-timing && mkdir -p $work
+  for c in heat:alpha:8:32 wave:c:5:20; do
+    IFS=: read -r eq coefficient k steps <<<"$c"
+    printf 'equation: %s\nprecision: float32\ngrid: {points: [512, 512, 512]}\n%s: 1.0\ntime: {dt: auto, steps: %s}\nboundary: dirichlet\ninitial: {type: random, seed: 3}\ndiagnostics: {every: 0}\n' \
+      "$eq" "$coefficient" "$steps" >$work/$eq.yaml
+    (cd $work && HEATWAVE_DEEP_WAIT_TIMING=1 HEATWAVE_CLUSTER_PLAN=deep,64,32,$k "$OLDPWD/build-gpu/heatwave-T" run $eq.yaml \
+       --backend cuda-cluster --overwrite) >"$out/timing-$eq.log" 2>&1 || status=1
+    grep "^deep-wait" "$out/timing-$eq.log" | python3 -c "
+import sys, statistics
+rows = [list(map(int, l.split()[1:])) for l in sys.stdin]
+if not rows: sys.exit('no deep-wait lines')
+nbx, nby, k = rows[0][2], rows[0][3], rows[0][4]
+def kind(bx, by):
+    edge_x, edge_y = bx in (0, nbx - 1), by in (0, nby - 1)
+    return 'corner' if edge_x and edge_y else 'x face' if edge_x else 'y face' if edge_y else 'interior'
+share = {}
+for bx, by, _, _, _, cycles, waited in rows:
+    share.setdefault(kind(bx, by), []).append(waited / cycles)
+print(f'$eq fp32 512^3 k {k}, {nbx} x {nby} blocks, launch {statistics.median(r[5] for r in rows) / 1e6:.2f} M cycles (median):',
+      '; '.join(f'{n} {len(v)} blocks wait {100 * statistics.mean(v):.1f}% ({100 * min(v):.1f}-{100 * max(v):.1f})'
+                for n, v in share.items()))
+grid = {(r[0], r[1]): r[6] / r[5] for r in rows}
+for by in range(nby):
+    print('  ' + ' '.join(f'{100 * grid[bx, by]:4.1f}' for bx in range(nbx)))
+" | tee -a "$out/summary.txt"
+  done
+  as_variant B && cp build-gpu/heatwave-B build-gpu/heatwave
 fi
 if [[ $steps == *k6* ]]; then
   # Its own build directory: the shape header is included everywhere.
