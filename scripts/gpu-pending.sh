@@ -44,11 +44,42 @@ patches_of() {
     T) echo "1 2 6" ;;
   esac
 }
+# A patch file onto the tree: patch(1), else git apply, else a strict
+# unified-diff applier (every context and removed line must match).
+apply_patch() {  # FILE
+  if command -v patch >/dev/null; then patch -s -p1 <"$1"
+  elif command -v git >/dev/null; then git apply "$1"
+  else
+    python3 - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read().split("\n")
+i = 0
+while i < len(text):
+    if not text[i].startswith("--- "): i += 1; continue
+    path = text[i + 1][4:].split("\t")[0][2:]
+    lines = open(path).read().split("\n")
+    out, at, i = [], 0, i + 2
+    while i < len(text) and text[i].startswith("@@"):
+        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@", text[i])
+        start, old, new = max(int(m.group(1)) - 1, 0), int(m.group(2) or 1), int(m.group(3) or 1)
+        out += lines[at:start]; at = start; i += 1
+        while old > 0 or new > 0:  # the hunk's lines, by its counts
+            tag, body = text[i][:1], text[i][1:]
+            old -= tag in " -"; new -= tag in " +"
+            if tag in " -":
+                if lines[at] != body: sys.exit(f"{path}:{at + 1}: the patch does not match")
+                at += 1
+            if tag in " +": out.append(body)
+            i += 1
+    open(path, "w").write("\n".join(out + lines[at:]))
+PY
+  fi
+}
 as_variant() {  # V [extra patch file]
   cp /tmp/pending-main.cuh "$kernel" && cp /tmp/pending-main-object.cuh "$object"
   local n
-  for n in $(patches_of "$1"); do patch -s -p1 <"$pending/$n"-*.patch || { log "patch $n FAILED"; return 1; }; done
-  [[ -z ${2:-} ]] || patch -s -p1 <"$2" || { log "patch $2 FAILED"; return 1; }
+  for n in $(patches_of "$1"); do apply_patch "$pending/$n"-*.patch || { log "patch $n FAILED"; return 1; }; done
+  [[ -z ${2:-} ]] || apply_patch "$2" || { log "patch $2 FAILED"; return 1; }
 }
 build() {  # NAME TARGETS...
   local name=$1; shift
@@ -185,7 +216,7 @@ if [[ $steps == *k6* ]]; then
   # Its own build directory: the shape header is included everywhere.
   stamp "the waves fp32 at k 6 (patch 5)"
   cp kernels/cluster/kernel_shapes.hpp /tmp/pending-shapes.hpp
-  patch -s -p1 <"$pending"/5-*.patch &&
+  apply_patch "$pending"/5-*.patch &&
     { cmake -S . -B build-k6 -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON &&
         cmake --build build-k6 -j "$(nproc)" --target heatwave; } >"$out/build-k6.log" 2>&1 || log "k6 BUILD FAILED"
   cp /tmp/pending-shapes.hpp kernels/cluster/kernel_shapes.hpp
