@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The deep 3D family's pending changes (bench/pending/README.md), measured in
-# device calls: each variant is main with a prefix of the patches applied, built
+# device calls: each variant is main with some of the patches applied, built
 # side by side, tested, and timed in one A/B. Steps (HEATWAVE_PENDING_STEPS;
-# default "build tests ab", about 7 minutes cold; a warm machine keeps
-# build-gpu/, so the next call skips what is built):
+# default "build tests", about 7 minutes cold; a warm machine keeps
+# build-gpu/, so a later call's build skips what is built: name it first in
+# every call, bench/pending/README.md's four):
 #   build      heatwave and heatwave_gpu_tests for each variant, into
-#              build-gpu/heatwave-V and build-gpu/heatwave_gpu_tests-V:
-#              old (main), A (patch 1), B (1-2), P (1-3), W (1, 2, 4); the
-#              tree is left at B
+#              build-gpu/heatwave-V and build-gpu/tests/heatwave_gpu_tests-V:
+#              old (main), A (patch 1), B (1-2), P (1-3), W (1, 2, 4),
+#              X (1, 2, 7), Y (1, 2, 8); the tree is left at B
 #   tests      the deep family's GPU tests on B (bitwise the host's)
-#   variants   the same on P and W (their flag protocols)
+#   variants   the same on P, W, X and Y
 #   mutants    each mutant patch on B must turn DeepFamily3D red
-#   ab         bench/deep-ab.yaml, order old A B P W W P B A old
+#   ab         bench/deep-ab.yaml, order old A B P W X Y Y X W P B A old
 #   ebisu      EBISU's 3d7pt at issue 71's sizes (scripts/ebisu-3d.sh; .carry/ebisu)
 #   sanitize   compute-sanitizer memcheck, racecheck, synccheck on B, P, W
 #   mpi        the MPI agreement cases sized for the family, forced, on 2 and
@@ -25,7 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 out=$(realpath -m "${1:-out/pending}")
-steps=${HEATWAVE_PENDING_STEPS:-build tests ab}
+steps=${HEATWAVE_PENDING_STEPS:-build tests}
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
@@ -42,6 +43,8 @@ patches_of() {
     P) echo "1 2 3" ;;
     W) echo "1 2 4" ;;
     T) echo "1 2 6" ;;
+    X) echo "1 2 7" ;;
+    Y) echo "1 2 8" ;;
   esac
 }
 # A patch file onto the tree: patch(1), else git apply, else a strict
@@ -95,7 +98,7 @@ deep_tests() {  # BINARY LOG [FILTER]
 if [[ $steps == *build* ]]; then
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON >"$out/cmake.log" 2>&1 ||
     { log "cmake FAILED"; exit 1; }
-  for v in old A B P W; do
+  for v in old A B P W X Y; do
     [[ -x build-gpu/heatwave-$v && -x build-gpu/tests/heatwave_gpu_tests-$v ]] && continue
     stamp "build $v (patches: $(patches_of $v))"
     as_variant $v && build $v heatwave heatwave_gpu_tests &&
@@ -109,7 +112,7 @@ if [[ $steps == *tests* ]]; then
   grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/tests-B.log" | head -10 | sed 's/^/B: /' | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *variants* ]]; then
-  for v in P W; do
+  for v in P W X Y; do
     stamp "deep GPU tests on $v"
     deep_tests heatwave_gpu_tests-$v tests-$v || status=1
     grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/tests-$v.log" | head -10 | sed "s/^/$v: /" | tee -a "$out/summary.txt"
@@ -131,7 +134,7 @@ if [[ $steps == *mutants* ]]; then
 fi
 if [[ $steps == *ab* ]]; then
   n=0
-  for v in old A B P W W P B A old; do
+  for v in old A B P W X Y Y X W P B A old; do
     n=$((n + 1))
     [[ -x build-gpu/heatwave-$v ]] || continue
     stamp "bench/deep-ab.yaml, $v ($n)"
@@ -147,10 +150,10 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "ab-*.json"))):
         rows.setdefault(key, {}).setdefault(variant, []).append(c["cells_per_second"] / 1e9)
 print("A/B, Gcells/s (each run; then the variant's mean over old's)")
 for key, r in rows.items():
-    line = key + " |" + " |".join(f" {v} {' '.join(f'{x:.1f}' for x in r[v])}" for v in ("old", "A", "B", "P", "W") if v in r)
+    line = key + " |" + " |".join(f" {v} {' '.join(f'{x:.1f}' for x in r[v])}" for v in ("old", "A", "B", "P", "W", "X", "Y") if v in r)
     if "old" in r:
         line += " |" + " ".join(f"{v}/old {statistics.mean(r[v]) / statistics.mean(r['old']):.3f}"
-                                for v in ("A", "B", "P", "W") if v in r)
+                                for v in ("A", "B", "P", "W", "X", "Y") if v in r)
     print(line)
 PY
 fi
