@@ -14,7 +14,7 @@ is an upper bound on what an iteration runs.
 
 A cubin of one deep kernel instantiation, with the build's flags:
   --deep "R, Real, Eq, Point, Events" (e.g. "1, float, Heat, false, false")
-compiles it with nvcc (about 10 s). nvdisasm is in CUDA's bin/ (Debian's
+compiles it with nvcc (a few seconds). nvdisasm is in CUDA's bin/ (Debian's
 nvcc package leaves it out: `pip download nvidia-cuda-nvdisasm` has it).
 
   /usr/bin/python3 scripts/sass_lines.py (CUBIN | --deep ARGS | --listing FILE) [--kernel REGEX]
