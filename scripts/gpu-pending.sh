@@ -30,59 +30,15 @@ steps=${HEATWAVE_PENDING_STEPS:-build tests}
 mkdir -p "$out"
 source scripts/gpu-env.sh
 status=0
-kernel=kernels/cluster/kernel_3d_deep.cuh object=kernels/cluster/kernel_3d_deep_object.cuh
 pending=bench/pending
-# main's files, kept across calls (a warm machine's tree is left at B)
-[[ -f /tmp/pending-main.cuh ]] || { cp "$kernel" /tmp/pending-main.cuh && cp "$object" /tmp/pending-main-object.cuh; }
-# The kernel header as variant V: main's with its patches applied.
-patches_of() {
-  case $1 in
-    old) echo "" ;;
-    A) echo "1" ;;
-    B) echo "1 2" ;;
-    P) echo "1 2 3" ;;
-    W) echo "1 2 4" ;;
-    T) echo "1 2 6" ;;
-    X) echo "1 2 7" ;;
-    Y) echo "1 2 8" ;;
-  esac
-}
-# A patch file onto the tree: patch(1), else git apply, else a strict
-# unified-diff applier (every context and removed line must match).
-apply_patch() {  # FILE
-  if command -v patch >/dev/null; then patch -s -p1 <"$1"
-  elif command -v git >/dev/null; then git apply "$1"
-  else
-    python3 - "$1" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read().split("\n")
-i = 0
-while i < len(text):
-    if not text[i].startswith("--- "): i += 1; continue
-    path = text[i + 1][4:].split("\t")[0][2:]
-    lines = open(path).read().split("\n")
-    out, at, i = [], 0, i + 2
-    while i < len(text) and text[i].startswith("@@"):
-        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@", text[i])
-        start, old, new = max(int(m.group(1)) - 1, 0), int(m.group(2) or 1), int(m.group(3) or 1)
-        out += lines[at:start]; at = start; i += 1
-        while old > 0 or new > 0:  # the hunk's lines, by its counts
-            tag, body = text[i][:1], text[i][1:]
-            old -= tag in " -"; new -= tag in " +"
-            if tag in " -":
-                if lines[at] != body: sys.exit(f"{path}:{at + 1}: the patch does not match")
-                at += 1
-            if tag in " +": out.append(body)
-            i += 1
-    open(path, "w").write("\n".join(out + lines[at:]))
-PY
-  fi
-}
-as_variant() {  # V [extra patch file]
-  cp /tmp/pending-main.cuh "$kernel" && cp /tmp/pending-main-object.cuh "$object"
-  local n
-  for n in $(patches_of "$1"); do apply_patch "$pending/$n"-*.patch || { log "patch $n FAILED"; return 1; }; done
-  [[ -z ${2:-} ]] || apply_patch "$2" || { log "patch $2 FAILED"; return 1; }
+source "$pending/variants.sh"
+# main's files, kept across calls; the tree gets them back when the script
+# ends (the steps leave it at a variant), so that a second run finds main.
+[[ -d /tmp/pending-main ]] || for f in $pending_files; do mkdir -p "/tmp/pending-main/$(dirname "$f")" && cp "$f" "/tmp/pending-main/$f"; done
+trap 'for f in $pending_files; do cp "/tmp/pending-main/$f" "$f"; done' EXIT
+measured=${pending_variants/ T/}  # built and timed (T, the diagnostic, is built for its step only)
+as_variant() {  # V [extra patch file]: the tree's pending files as variant V
+  variant_files "$1" /tmp/pending-main "${2:-}" || { log "variant $1${2:+ with $2}: a patch does not apply"; return 1; }
 }
 build() {  # NAME TARGETS...
   local name=$1; shift
@@ -98,7 +54,7 @@ deep_tests() {  # BINARY LOG [FILTER]
 if [[ $steps == *build* ]]; then
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATWAVE_CLUSTER_3D_DEEP=ON >"$out/cmake.log" 2>&1 ||
     { log "cmake FAILED"; exit 1; }
-  for v in old A B P W X Y; do
+  for v in $measured; do
     [[ -x build-gpu/heatwave-$v && -x build-gpu/tests/heatwave_gpu_tests-$v ]] && continue
     stamp "build $v (patches: $(patches_of $v))"
     as_variant $v && build $v heatwave heatwave_gpu_tests &&
@@ -112,7 +68,8 @@ if [[ $steps == *tests* ]]; then
   grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/tests-B.log" | head -10 | sed 's/^/B: /' | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *variants* ]]; then
-  for v in P W X Y; do
+  for v in $measured; do
+    [[ $v == old || $v == B ]] && continue
     stamp "deep GPU tests on $v"
     deep_tests heatwave_gpu_tests-$v tests-$v || status=1
     grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/tests-$v.log" | head -10 | sed "s/^/$v: /" | tee -a "$out/summary.txt"
@@ -134,7 +91,7 @@ if [[ $steps == *mutants* ]]; then
 fi
 if [[ $steps == *ab* ]]; then
   n=0
-  for v in old A B P W X Y Y X W P B A old; do
+  for v in $measured $(echo $measured | tr ' ' '\n' | tac); do
     n=$((n + 1))
     [[ -x build-gpu/heatwave-$v ]] || continue
     stamp "bench/deep-ab.yaml, $v ($n)"
@@ -143,17 +100,17 @@ if [[ $steps == *ab* ]]; then
   python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
 import glob, json, os, re, statistics, sys
 rows = {}
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "ab-*.json"))):
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "ab-*.json")), key=lambda p: int(re.search(r"ab-(\d+)-", p).group(1))):
     variant = re.search(r"ab-\d+-(\w+)\.json$", path).group(1)
     for c in json.load(open(path))["cases"]:
         key = f"{c['equation']} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid']))} {c.get('cluster_plan') or ''}"
         rows.setdefault(key, {}).setdefault(variant, []).append(c["cells_per_second"] / 1e9)
 print("A/B, Gcells/s (each run; then the variant's mean over old's)")
 for key, r in rows.items():
-    line = key + " |" + " |".join(f" {v} {' '.join(f'{x:.1f}' for x in r[v])}" for v in ("old", "A", "B", "P", "W", "X", "Y") if v in r)
+    line = key + " |" + " |".join(f" {v} {' '.join(f'{x:.1f}' for x in runs)}" for v, runs in r.items())
     if "old" in r:
-        line += " |" + " ".join(f"{v}/old {statistics.mean(r[v]) / statistics.mean(r['old']):.3f}"
-                                for v in ("A", "B", "P", "W", "X", "Y") if v in r)
+        line += " |" + " ".join(f"{v}/old {statistics.mean(runs) / statistics.mean(r['old']):.3f}"
+                                for v, runs in r.items() if v != "old")
     print(line)
 PY
 fi
@@ -174,7 +131,7 @@ if [[ $steps == *sanitize* ]]; then
 fi
 if [[ $steps == *mpi* ]]; then
   stamp "MPI agreement, the deep family forced"
-  build mpi heatwave heatwave_tests &&
+  as_variant B && build mpi heatwave heatwave_tests &&
     HEATWAVE_GPU_PARTS=deep timeout 500 scripts/mpi-gpu-check.sh build-gpu "$out/mpi" 2>&1 |
     grep -E "deep|^    " | tee -a "$out/summary.txt"
 fi
@@ -189,9 +146,9 @@ if [[ $steps == *timing* ]]; then
   [[ -x build-gpu/heatwave-T ]] || { as_variant T && build T heatwave && cp build-gpu/heatwave build-gpu/heatwave-T; }
   work=/tmp/pending-timing && mkdir -p $work
   for c in heat:alpha:8:32 wave:c:5:20; do
-    IFS=: read -r eq coefficient k steps <<<"$c"
+    IFS=: read -r eq coefficient k count <<<"$c"
     printf 'equation: %s\nprecision: float32\ngrid: {points: [512, 512, 512]}\n%s: 1.0\ntime: {dt: auto, steps: %s}\nboundary: dirichlet\ninitial: {type: random, seed: 3}\ndiagnostics: {every: 0}\n' \
-      "$eq" "$coefficient" "$steps" >$work/$eq.yaml
+      "$eq" "$coefficient" "$count" >$work/$eq.yaml
     (cd $work && HEATWAVE_DEEP_WAIT_TIMING=1 HEATWAVE_CLUSTER_PLAN=deep,64,32,$k "$OLDPWD/build-gpu/heatwave-T" run $eq.yaml \
        --backend cuda-cluster --overwrite) >"$out/timing-$eq.log" 2>&1 || status=1
     grep "^deep-wait" "$out/timing-$eq.log" | python3 -c "
