@@ -8,7 +8,7 @@
 #   build      heatwave and heatwave_gpu_tests for each variant, into
 #              build-gpu/heatwave-V and build-gpu/tests/heatwave_gpu_tests-V:
 #              old (main), A (patch 1), B (1-2), P (1-3), W (1, 2, 4),
-#              X (1, 2, 7), Y (1, 2, 8); the tree is left at B
+#              X (1, 2, 7), Y (1, 2, 8) (bench/pending/variants.sh)
 #   tests      the deep family's GPU tests on B (bitwise the host's)
 #   variants   the same on P, W, X and Y
 #   mutants    each mutant patch on B must turn DeepFamily3D red
@@ -60,7 +60,7 @@ if [[ $steps == *build* ]]; then
     as_variant $v && build $v heatwave heatwave_gpu_tests &&
       cp build-gpu/heatwave build-gpu/heatwave-$v && cp build-gpu/tests/heatwave_gpu_tests build-gpu/tests/heatwave_gpu_tests-$v
   done
-  as_variant B && build B heatwave heatwave_gpu_tests
+  cp build-gpu/heatwave-B build-gpu/heatwave  # (the steps that build set their variant first)
 fi
 if [[ $steps == *tests* ]]; then
   stamp "deep GPU tests on B"
