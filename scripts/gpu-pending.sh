@@ -10,7 +10,7 @@
 #              old (main), A (patch 1), B (1-2), P (1-3), W (1, 2, 4),
 #              X (1, 2, 7), Y (1, 2, 8) (bench/pending/variants.sh)
 #   tests      the deep family's GPU tests on B (bitwise the host's)
-#   variants   the same on P, W, X and Y
+#   variants   the same on the other variants (A, P, W, X, Y)
 #   mutants    each mutant patch on B must turn DeepFamily3D red
 #   ab         bench/deep-ab.yaml, order old A B P W X Y Y X W P B A old
 #   ebisu      EBISU's 3d7pt at issue 71's sizes (scripts/ebisu-3d.sh; .carry/ebisu)
