@@ -12,13 +12,15 @@ steady loop, an index computation left in a loop (issue 71's fifth session).
 The counts are static: code a branch skips is counted, so a loop's count
 is an upper bound on what an iteration runs.
 
-A cubin of one deep kernel instantiation, with the build's flags:
-  --deep "R, Real, Eq, Point, Events" (e.g. "1, float, Heat, false, false")
-compiles it with nvcc (a few seconds). nvdisasm is in CUDA's bin/ (Debian's
-nvcc package leaves it out: `pip download nvidia-cuda-nvdisasm` has it).
+A unit of a configured build (--unit PATTERN: the generated cluster unit
+whose name matches, e.g. deep_3d_float_Heat_r1) is compiled to a cubin with
+the build's own command, as scripts/ptxas_usage.py compiles it (--overlay
+DIR: headers at the tree's paths that stand in for the tree's, e.g. a
+pending variant's). nvdisasm is in CUDA's bin/ (Debian's nvcc package
+leaves it out: `pip download nvidia-cuda-nvdisasm` has it).
 
-  /usr/bin/python3 scripts/sass_lines.py (CUBIN | --deep ARGS | --listing FILE) [--kernel REGEX]
-      [--nvdisasm PATH] [--min 500] [--loop A-B] [--lines 20]
+  /usr/bin/python3 scripts/sass_lines.py (CUBIN | --unit PATTERN [--build DIR] [--overlay DIR] | --listing FILE)
+      [--kernel REGEX] [--nvdisasm PATH] [--min 500] [--loop A-B] [--lines 20]
 """
 import argparse
 import collections
@@ -31,9 +33,17 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("ncu_regions", ROOT / "scripts" / "ncu_regions.py")
-ncu_regions = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ncu_regions)
+
+
+def _script(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ncu_regions = _script("ncu_regions")  # the loops
+ptxas_usage = _script("ptxas_usage")  # a unit's compile command
 
 SECTION = re.compile(r"^\s*\.section\s+\.text\.(\S+?),")
 LABEL = re.compile(r"^(\.L_x_\d+):")
@@ -75,38 +85,43 @@ def by_line(ins):
     return sorted(((k, sum(c.values()), c) for k, c in lines.items()), key=lambda t: -t[1])
 
 
-def deep_cubin(args, nvcc, out):
-    unit = pathlib.Path(out) / "unit.cu"
-    unit.write_text('#include "core/equations/types.hpp"\n#include "kernels/cluster/kernel_3d_deep.cuh"\n'
-                    f"namespace heatwave::cuda {{\nHEATWAVE_DEEP_3D({args})\n}}\n")
-    cubin = pathlib.Path(out) / "unit.cubin"
-    run = subprocess.run([nvcc, "-std=c++20", "--expt-relaxed-constexpr", "-fmad=false", "-lineinfo", "-O3",
-                          f"-I{ROOT}", "-gencode", "arch=compute_90a,code=sm_90a", "-cubin", "-o", str(cubin),
-                          str(unit)], capture_output=True, text=True)
+def unit_cubin(build, pattern, overlay, scratch):
+    """The first generated cluster unit matching pattern, compiled to a cubin
+    by its build command (-c made -cubin)."""
+    found = ptxas_usage.units(build, pattern)
+    if not found:
+        sys.exit(f"sass_lines: no cluster unit of {build} matches '{pattern}'")
+    obj, name = found[0]
+    command = subprocess.run(["ninja", "-C", build, "-t", "commands", obj], capture_output=True, text=True,
+                             check=True).stdout.strip().splitlines()[-1]
+    cubin = pathlib.Path(scratch) / f"{name}.cubin"
+    args = ["-cubin" if a == "-c" else a for a in ptxas_usage.unit_command(command, str(cubin), overlay)]
+    run = subprocess.run(args, cwd=build, capture_output=True, text=True)
     if run.returncode != 0:
-        sys.exit(f"sass_lines: nvcc could not compile HEATWAVE_DEEP_3D({args}):\n{run.stderr[-2000:]}")
+        sys.exit(f"sass_lines: {name} did not compile:\n{run.stderr[-2000:]}")
     return cubin
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("cubin", nargs="?")
-    parser.add_argument("--deep", help='one deep kernel instantiation: "R, Real, Eq, Point, Events"')
+    parser.add_argument("--unit", help="a generated cluster unit of --build, by a pattern of its name")
+    parser.add_argument("--build", default=str(ROOT / "build"), help="the configured build of --unit")
+    parser.add_argument("--overlay", help="headers at the tree's paths that stand in for the tree's (--unit)")
     parser.add_argument("--listing", help="nvdisasm -g output saved in a file")
     parser.add_argument("--kernel", default="", help="a regular expression the kernel's name matches")
     parser.add_argument("--nvdisasm", default=shutil.which("nvdisasm") or "/usr/local/cuda/bin/nvdisasm")
-    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     parser.add_argument("--min", type=int, default=500, help="a loop's least size in instructions")
     parser.add_argument("--loop", default="", help="only the loop A-B (instruction indices, as printed)")
     parser.add_argument("--lines", type=int, default=20, help="source lines shown a loop")
     args = parser.parse_args()
-    if sum(x is not None for x in (args.cubin, args.deep, args.listing)) != 1:
-        sys.exit("sass_lines: give one of CUBIN, --deep ARGS, --listing FILE")
+    if sum(x is not None for x in (args.cubin, args.unit, args.listing)) != 1:
+        sys.exit("sass_lines: give one of CUBIN, --unit PATTERN, --listing FILE")
     if args.listing:
         listing = pathlib.Path(args.listing).read_text()
     else:
         with tempfile.TemporaryDirectory() as work:
-            cubin = deep_cubin(args.deep, args.nvcc, work) if args.deep else args.cubin
+            cubin = unit_cubin(args.build, args.unit, args.overlay, work) if args.unit else args.cubin
             if not pathlib.Path(args.nvdisasm).exists():
                 sys.exit(f"sass_lines: no nvdisasm at {args.nvdisasm} (--nvdisasm PATH)")
             run = subprocess.run([args.nvdisasm, "-g", str(cubin)], capture_output=True, text=True)
