@@ -80,25 +80,7 @@ if [[ $steps == *ab* && -x build-gpu/heatwave-old ]]; then
     stamp "$file, $build ($n)"
     $binary bench "$file" --json "$out/ab-$n-$build.json" >"$out/ab-$n-$build.log" 2>&1 || status=1
   done
-  python3 - "$out" $order <<'PY' | tee -a "$out/summary.txt"
-import json, sys, os, statistics
-rows = {}
-for n, build in enumerate(sys.argv[2:], 1):
-    path = os.path.join(sys.argv[1], f"ab-{n}-{build}.json")
-    if not os.path.exists(path): continue
-    for c in json.load(open(path))["cases"]:
-        key = f"{c['equation']:5} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid'])):13} {c.get('cluster_plan') or ''}"
-        rows.setdefault(key, {}).setdefault(build, []).append(c["cells_per_second"] / 1e9)
-for key, r in rows.items():
-    line = key
-    for build in ("old", "mid", "new"):
-        if build in r:
-            line += f"  {build} {' '.join(f'{v:6.1f}' for v in r[build])}"
-    for build in ("mid", "new"):
-        if build in r and "old" in r:
-            line += f"  {build}/old {statistics.mean(r[build]) / statistics.mean(r['old']):.3f}"
-    print(line)
-PY
+  python3 scripts/ab_table.py "$out" | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *media* ]]; then
   stamp "bench/deep-media-3d.yaml"

@@ -97,22 +97,7 @@ if [[ $steps == *ab* ]]; then
     stamp "bench/deep-ab.yaml, $v ($n)"
     build-gpu/heatwave-$v bench bench/deep-ab.yaml --json "$out/ab-$n-$v.json" >"$out/ab-$n-$v.log" 2>&1 || status=1
   done
-  python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
-import glob, json, os, re, statistics, sys
-rows = {}
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "ab-*.json")), key=lambda p: int(re.search(r"ab-(\d+)-", p).group(1))):
-    variant = re.search(r"ab-\d+-(\w+)\.json$", path).group(1)
-    for c in json.load(open(path))["cases"]:
-        key = f"{c['equation']} {c['precision']} r{c['radius']} {'x'.join(map(str, c['grid']))} {c.get('cluster_plan') or ''}"
-        rows.setdefault(key, {}).setdefault(variant, []).append(c["cells_per_second"] / 1e9)
-print("A/B, Gcells/s (each run; then the variant's mean over old's)")
-for key, r in rows.items():
-    line = key + " |" + " |".join(f" {v} {' '.join(f'{x:.1f}' for x in runs)}" for v, runs in r.items())
-    if "old" in r:
-        line += " |" + " ".join(f"{v}/old {statistics.mean(runs) / statistics.mean(r['old']):.3f}"
-                                for v, runs in r.items() if v != "old")
-    print(line)
-PY
+  python3 scripts/ab_table.py "$out" | tee -a "$out/summary.txt"
 fi
 if [[ $steps == *ebisu* ]]; then
   stamp "EBISU 3d7pt"
